@@ -1,0 +1,183 @@
+#include "connection.h"
+
+#include <cassert>
+#include <utility>
+
+#include "worker.h"
+
+namespace hello {
+
+namespace {
+
+// Stop reading from a client while this much output waits for it, so a
+// client that sends but never reads cannot make us buffer without bound.
+constexpr size_t kMaxQueuedBytes = 1 << 20;
+
+// After our last response and FIN, wait this long for the client's FIN so
+// it reads the answer instead of a reset, then close anyway.
+constexpr uint64_t kLingerMs = 2000;
+
+}  // namespace
+
+struct ConnectionCallbacks {
+  template <typename Handle>
+  static Connection* of(Handle* h) {
+    return static_cast<Connection*>(h->data);
+  }
+  static void alloc(uv_handle_t* h, size_t, uv_buf_t* buf) { *buf = of(h)->worker_.read_buffer(); }
+  static void read(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
+    of(s)->on_read(nread, buf);
+  }
+  static void write(uv_write_t* req, int status) { of(req)->on_write(status); }
+  static void shutdown(uv_shutdown_t* req, int status) { of(req)->on_shutdown(status); }
+  static void timer(uv_timer_t* t) { of(t)->on_timer(); }
+  static void close(uv_handle_t* h) { of(h)->on_close(); }
+};
+
+Connection::Connection(Worker& worker)
+    : worker_(worker), session_(worker.table(), worker.stats()) {}
+
+void Connection::start(uv_stream_t* server) {
+  writing_ = reading_ = peer_done_ = shut_down_ = closing_ = false;
+  queued_.clear();
+  backlog_.clear();
+  session_.reset();
+
+  int rc = uv_tcp_init(worker_.loop(), &tcp_);
+  assert(rc == 0);  // uv_tcp_init without a socket cannot fail on Unix
+  rc = uv_timer_init(worker_.loop(), &timer_);
+  assert(rc == 0);
+  (void)rc;
+  tcp_.data = timer_.data = write_req_.data = shutdown_req_.data = this;
+  open_handles_ = 2;
+
+  if (uv_accept(server, stream()) != 0) {
+    close();
+    return;
+  }
+  // Responses are complete when written; Nagle would only delay them.
+  uv_tcp_nodelay(&tcp_, 1);
+  if (uv_read_start(stream(), ConnectionCallbacks::alloc, ConnectionCallbacks::read) != 0) {
+    close();
+    return;
+  }
+  reading_ = true;
+}
+
+void Connection::close() {
+  if (closing_) return;
+  closing_ = true;
+  uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), ConnectionCallbacks::close);
+  uv_close(reinterpret_cast<uv_handle_t*>(&timer_), ConnectionCallbacks::close);
+}
+
+void Connection::on_close() {
+  if (--open_handles_ == 0) worker_.release(this);
+}
+
+void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
+  if (closing_) return;
+  if (nread > 0) {
+    // Once the session has closed, the client's remaining bytes are drained
+    // and ignored while our last response goes out.
+    if (session_.closing()) return;
+    std::string& out = worker_.output();
+    session_.feed(buf->base, static_cast<size_t>(nread), out);
+    if (!out.empty()) send(out);
+    out.clear();
+    if (closing_) return;
+    if (writing_ && queued_.size() + backlog_.size() > kMaxQueuedBytes) {
+      uv_read_stop(stream());
+      reading_ = false;
+    }
+    finish_if_done();
+    return;
+  }
+  if (nread == 0) return;  // EAGAIN: nothing this time
+  if (nread != UV_EOF) {
+    close();  // reset or another hard error: nobody is left to answer
+    return;
+  }
+  peer_done_ = true;
+  uv_read_stop(stream());
+  reading_ = false;
+  finish_if_done();
+}
+
+void Connection::send(const std::string& out) {
+  if (writing_) {
+    backlog_.append(out);
+    return;
+  }
+  uv_buf_t buf = uv_buf_init(const_cast<char*>(out.data()), static_cast<unsigned>(out.size()));
+  int n = uv_try_write(stream(), &buf, 1);
+  if (n == static_cast<int>(out.size())) return;
+  if (n < 0 && n != UV_EAGAIN) {
+    close();
+    return;
+  }
+  if (n < 0) n = 0;
+  queued_.assign(out, static_cast<size_t>(n));
+  write_queued();
+}
+
+void Connection::write_queued() {
+  uv_buf_t buf = uv_buf_init(queued_.data(), static_cast<unsigned>(queued_.size()));
+  if (uv_write(&write_req_, stream(), &buf, 1, ConnectionCallbacks::write) != 0) {
+    close();
+    return;
+  }
+  writing_ = true;
+}
+
+void Connection::on_write(int status) {
+  writing_ = false;
+  if (closing_) return;  // cancelled by close()
+  if (status < 0) {
+    close();
+    return;
+  }
+  if (!backlog_.empty()) {
+    std::swap(queued_, backlog_);
+    backlog_.clear();
+    write_queued();
+    return;
+  }
+  queued_.clear();
+  if (!reading_ && !peer_done_ && !shut_down_) {
+    if (uv_read_start(stream(), ConnectionCallbacks::alloc, ConnectionCallbacks::read) != 0) {
+      close();
+      return;
+    }
+    reading_ = true;
+  }
+  finish_if_done();
+}
+
+// Ends the connection once nothing more will be sent: straight away if the
+// client is gone, else with a FIN and a bounded wait for the client's own.
+void Connection::finish_if_done() {
+  if (closing_ || writing_) return;
+  if (peer_done_) {
+    close();
+    return;
+  }
+  if (!session_.closing() || shut_down_) return;
+  shut_down_ = true;
+  if (uv_shutdown(&shutdown_req_, stream(), ConnectionCallbacks::shutdown) != 0) close();
+}
+
+void Connection::on_shutdown(int status) {
+  if (closing_) return;
+  if (status < 0) {
+    close();
+    return;
+  }
+  uv_timer_start(&timer_, ConnectionCallbacks::timer, kLingerMs, 0);
+}
+
+void Connection::on_timer() {
+  close();
+}
+
+}  // namespace hello

@@ -1,0 +1,80 @@
+// A persona is the data that makes the shared core answer like one framework:
+// its routes and bodies, its header layout, its status-line style and its
+// connection policy. The core reads it once at startup and never asks which
+// framework it is.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace hello {
+
+// How the reason phrase after the status code is spelled.
+enum class ReasonStyle : uint8_t {
+  standard,  // "Method Not Allowed" (RFC 9110)
+  upper,     // "METHOD NOT ALLOWED" (Werkzeug)
+  none,      // "" (Tomcat sends "HTTP/1.1 200 ")
+};
+
+// One response entity: what goes into the {type}, {extra} and body slots.
+struct Body {
+  std::string_view content_type;
+  std::string_view content;
+  std::string_view extra_headers = {};  // whole lines, each ending in CRLF
+};
+
+// A path answered with 200 to GET (and HEAD where the persona allows it).
+struct Route {
+  std::string_view path;
+  Body body;
+};
+
+// An error status with a persona-specific body, overriding error_format.
+struct ErrorBody {
+  int status;
+  Body body;
+};
+
+// The connection header lines for each (version, keep-alive) combination.
+// Empty means the framework sends no such header in that case.
+struct ConnectionHeaders {
+  std::string_view keep_alive_10;
+  std::string_view close_10;
+  std::string_view keep_alive_11;
+  std::string_view close_11;
+};
+
+struct Persona {
+  std::string_view name;     // "sanic": the binary is hello-sanic
+  std::string_view summary;  // one line for --help
+  uint16_t port;             // the framework's default port
+
+  // The header block after the status line, with the named slots {date},
+  // {type}, {length}, {extra} and {connection}; every line ends in CRLF and
+  // the blank line that ends the head is added by the core.
+  std::string_view head;
+  ReasonStyle reasons = ReasonStyle::standard;
+  bool echo_version = false;  // answer HTTP/1.0 with an HTTP/1.0 status line
+  ConnectionHeaders connection;
+
+  bool always_close = false;           // close after every response (unless --keep-alive)
+  bool keep_alive_http10 = true;       // honour "Connection: keep-alive" from HTTP/1.0
+  bool head_allowed = true;            // HEAD answers like GET; if not, 405
+  std::string_view allow_header = {};  // the Allow line of a 405, with CRLF, or empty
+
+  std::span<const Route> routes;
+  Body json;  // what "/" answers with --json
+
+  // Error bodies: overrides first, then error_format with {code} and
+  // {reason} in a body of error_type.
+  std::span<const ErrorBody> errors = {};
+  std::string_view error_type = {};
+  std::string_view error_format = {};
+};
+
+// Parses the command line, then serves `persona` until SIGINT or SIGTERM.
+// Returns the process exit status.
+int run(const Persona& persona, int argc, char** argv);
+
+}  // namespace hello

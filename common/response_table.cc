@@ -1,0 +1,128 @@
+#include "response_table.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cctype>
+#include <cstring>
+
+#include "http_date.h"
+
+namespace hello {
+
+namespace {
+
+// Stands in for the Date value while building; unique enough that finding
+// it again is unambiguous (no persona text contains control characters).
+constexpr std::string_view kDateMarker =
+    "\x01\x02\x03\x04\x05\x06\x07\x08\x01\x02\x03\x04\x05\x06\x07"
+    "\x08\x01\x02\x03\x04\x05\x06\x07\x08\x01\x02\x03\x04\x05";
+static_assert(kDateMarker.size() == kHttpDateLength);
+
+std::string reason_in_style(int status, ReasonStyle style) {
+  std::string reason(reason_phrase(status));
+  if (style == ReasonStyle::none) return {};
+  if (style == ReasonStyle::upper)
+    std::transform(reason.begin(), reason.end(), reason.begin(),
+                   [](unsigned char c) { return std::toupper(c); });
+  return reason;
+}
+
+std::string_view connection_line(const ConnectionHeaders& c, Variant v) {
+  switch (v) {
+    case Variant::keep_alive_10:
+      return c.keep_alive_10;
+    case Variant::close_10:
+      return c.close_10;
+    case Variant::keep_alive_11:
+      return c.keep_alive_11;
+    case Variant::close_11:
+      return c.close_11;
+  }
+  return {};
+}
+
+}  // namespace
+
+ResponseTable::ResponseTable(const Persona& persona, const TableOptions& options)
+    : policy_{persona.always_close && !options.keep_alive, persona.keep_alive_http10,
+              persona.head_allowed} {
+  for (const Route& r : persona.routes) {
+    paths_.push_back(r.path);
+    add(persona, 200, options.json && r.path == "/" ? persona.json : r.body);
+  }
+  for (int status : kErrorStatuses) {
+    auto it = std::find_if(persona.errors.begin(), persona.errors.end(),
+                           [&](const ErrorBody& e) { return e.status == status; });
+    if (it != persona.errors.end()) {
+      add(persona, status, it->body);
+      continue;
+    }
+    std::string_view reason = reason_phrase(status);
+    // The formatted text must outlive `body` only for the add() call.
+    Body body{persona.error_type, {}};
+    std::string text = fmt::format(fmt::runtime(persona.error_format), fmt::arg("code", status),
+                                   fmt::arg("reason", reason));
+    body.content = text;
+    add(persona, status, body);
+  }
+  set_date(time(nullptr));
+}
+
+void ResponseTable::add(const Persona& persona, int status, const Body& body) {
+  std::string extra(body.extra_headers);
+  if (status == 405 && extra.empty()) extra = persona.allow_header;
+  // Only 404 and 405 leave the connection open; every other error closes it
+  // and must say so, even where the framework's close is silent.
+  bool fatal = status >= 400 && status != 404 && status != 405;
+  for (int i = 0; i < kVariants; ++i) {
+    Variant v = static_cast<Variant>(i);
+    bool http10 = v == Variant::keep_alive_10 || v == Variant::close_10;
+    std::string_view connection = connection_line(persona.connection, v);
+    if (fatal)
+      connection = http10 && !persona.connection.close_10.empty() ? persona.connection.close_10
+                                                                  : persona.connection.close_11;
+    std::string_view version = http10 && persona.echo_version ? "HTTP/1.0" : "HTTP/1.1";
+    std::string head =
+        fmt::format(fmt::runtime(persona.head), fmt::arg("date", kDateMarker),
+                    fmt::arg("type", body.content_type), fmt::arg("length", body.content.size()),
+                    fmt::arg("extra", extra), fmt::arg("connection", connection));
+    PreparedResponse r;
+    r.bytes = fmt::format("{} {} {}\r\n{}\r\n", version, status,
+                          reason_in_style(status, persona.reasons), head);
+    r.head_length = static_cast<uint32_t>(r.bytes.size());
+    r.bytes += body.content;
+    size_t at = r.bytes.find(kDateMarker);
+    r.date_offset = at == std::string::npos ? -1 : static_cast<int32_t>(at);
+    r.status = status;
+    responses_.push_back(std::move(r));
+  }
+}
+
+int ResponseTable::find_route(std::string_view path) const {
+  for (size_t i = 0; i < paths_.size(); ++i)
+    if (paths_[i] == path) return static_cast<int>(i);
+  return -1;
+}
+
+const PreparedResponse& ResponseTable::route(int index, Variant v) const {
+  assert(index >= 0 && static_cast<size_t>(index) < paths_.size());
+  return responses_[index * kVariants + static_cast<int>(v)];
+}
+
+const PreparedResponse& ResponseTable::error(int status, Variant v) const {
+  size_t slot = 0;
+  while (slot < kErrorStatuses.size() && kErrorStatuses[slot] != status) ++slot;
+  if (slot == kErrorStatuses.size()) slot = 0;  // 400
+  return responses_[(paths_.size() + slot) * kVariants + static_cast<int>(v)];
+}
+
+void ResponseTable::set_date(time_t now) {
+  char date[kHttpDateLength];
+  format_http_date(now, date);
+  for (PreparedResponse& r : responses_)
+    if (r.date_offset >= 0) memcpy(r.bytes.data() + r.date_offset, date, kHttpDateLength);
+}
+
+}  // namespace hello

@@ -1,0 +1,17 @@
+// HTTP status codes the core can answer, and their reason phrases.
+#pragma once
+
+#include <array>
+#include <string_view>
+
+namespace hello {
+
+// Every error status the core may send; the response table prebuilds one
+// response for each, so this list bounds what the heart can answer.
+inline constexpr std::array<int, 10> kErrorStatuses = {400, 404, 405, 408, 413,
+                                                       414, 417, 431, 501, 505};
+
+// The RFC 9110 reason phrase of `status`, or "" for a status we never send.
+std::string_view reason_phrase(int status);
+
+}  // namespace hello

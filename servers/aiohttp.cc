@@ -1,0 +1,37 @@
+// aiohttp 3.8 with web.Response(text=...) and web.json_response, port 8080.
+// It answers HTTP/1.0 with an HTTP/1.0 status line.
+#include "persona.h"
+
+namespace {
+
+constexpr hello::Body kJson{"application/json; charset=utf-8", "{\"hello\": \"world\"}"};
+
+constexpr hello::Route kRoutes[] = {
+    {"/index", {"text/plain; charset=utf-8", "Hello World"}},
+    {"/json", kJson},
+};
+
+constexpr hello::Persona kAiohttp{
+    .name = "aiohttp",
+    .summary = "answers like aiohttp 3.8 web.Response and json_response",
+    .port = 8080,
+    .head =
+        "Content-Type: {type}\r\n{extra}Content-Length: {length}\r\nDate: {date}\r\n"
+        "Server: Python/3.11 aiohttp/3.8.4\r\n{connection}",
+    .echo_version = true,
+    .connection = {.keep_alive_10 = "Connection: keep-alive\r\n",
+                   .close_10 = "",
+                   .keep_alive_11 = "",
+                   .close_11 = "Connection: close\r\n"},
+    .allow_header = "Allow: GET,HEAD\r\n",
+    .routes = kRoutes,
+    .json = kJson,
+    .error_type = "text/plain; charset=utf-8",
+    .error_format = "{code}: {reason}",
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return hello::run(kAiohttp, argc, argv);
+}

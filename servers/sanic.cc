@@ -1,0 +1,34 @@
+// Sanic 21/22 with text() and json(), port 5001. Lower-case headers in the
+// order of Sanic's http1_response_header, and HTTP/1.1 even to HTTP/1.0.
+#include "persona.h"
+
+namespace {
+
+constexpr hello::Body kJson{"application/json", "{\"hello\":\"world\"}"};
+
+constexpr hello::Route kRoutes[] = {
+    {"/", {"text/plain; charset=utf-8", "Hello!!!"}},
+    {"/json", kJson},
+};
+
+constexpr hello::Persona kSanic{
+    .name = "sanic",
+    .summary = "answers like Sanic 21/22 with text() and json()",
+    .port = 5001,
+    .head = "content-length: {length}\r\n{connection}content-type: {type}\r\n{extra}",
+    .connection = {.keep_alive_10 = "connection: keep-alive\r\n",
+                   .close_10 = "connection: close\r\n",
+                   .keep_alive_11 = "connection: keep-alive\r\n",
+                   .close_11 = "connection: close\r\n"},
+    .allow_header = "allow: GET, HEAD\r\n",
+    .routes = kRoutes,
+    .json = kJson,
+    .error_type = "text/plain; charset=utf-8",
+    .error_format = "{reason}",
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return hello::run(kSanic, argc, argv);
+}

@@ -1,0 +1,37 @@
+// Spring Boot with a @RestController on embedded Tomcat, port 10001.
+// Tomcat sends no reason phrase and announces its keep-alive timeout.
+#include "persona.h"
+
+namespace {
+
+constexpr hello::Body kJson{"application/json", "{\"hello\":\"world\"}"};
+
+constexpr hello::Route kRoutes[] = {
+    {"/", {"text/plain;charset=UTF-8", "Hello!!!"}},
+    {"/json", kJson},
+};
+
+constexpr hello::Persona kSpring{
+    .name = "spring",
+    .summary = "answers like Spring Boot on embedded Tomcat",
+    .port = 10001,
+    .head =
+        "Content-Type: {type}\r\n{extra}Content-Length: {length}\r\nDate: {date}\r\n"
+        "{connection}",
+    .reasons = hello::ReasonStyle::none,
+    .connection = {.keep_alive_10 = "Keep-Alive: timeout=60\r\nConnection: keep-alive\r\n",
+                   .close_10 = "Connection: close\r\n",
+                   .keep_alive_11 = "Keep-Alive: timeout=60\r\nConnection: keep-alive\r\n",
+                   .close_11 = "Connection: close\r\n"},
+    .allow_header = "Allow: GET, HEAD\r\n",
+    .routes = kRoutes,
+    .json = kJson,
+    .error_type = "text/plain;charset=UTF-8",
+    .error_format = "{reason}",
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return hello::run(kSpring, argc, argv);
+}
