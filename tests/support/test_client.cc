@@ -1,0 +1,253 @@
+#include "test_client.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace hello::test {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int remaining_ms(Clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  return left.count() > 0 ? static_cast<int>(left.count()) : 0;
+}
+
+// Waits for `fd` to become readable before `deadline`.
+bool wait_readable(int fd, Clock::time_point deadline) {
+  struct pollfd p = {fd, POLLIN, 0};
+  return poll(&p, 1, remaining_ms(deadline)) > 0;
+}
+
+// Waits for a child until `deadline`; returns its exit code, or -1.
+int wait_child(pid_t pid, Clock::time_point deadline) {
+  while (true) {
+    int status;
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (Clock::now() >= deadline) return -1;
+    usleep(5000);
+  }
+}
+
+pid_t spawn(const std::string& binary, const std::vector<std::string>& args, int* out_fd,
+            int* err_fd) {
+  int err_pipe[2], out_pipe[2];
+  if (pipe2(err_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0)
+    throw std::runtime_error("pipe");
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, out_pipe[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, err_pipe[1], 2);
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(binary.c_str()));
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid;
+  int rc = posix_spawn(&pid, binary.c_str(), &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(err_pipe[1]);
+  close(out_pipe[1]);
+  if (rc != 0) throw std::runtime_error("cannot spawn " + binary);
+  *out_fd = out_pipe[0];
+  *err_fd = err_pipe[0];
+  return pid;
+}
+
+}  // namespace
+
+std::string binary_path(const std::string& persona) {
+  return std::string(HELLO_BINARY_DIR) + "/hello-" + persona;
+}
+
+ServerProcess::ServerProcess(const std::string& persona, const std::vector<std::string>& flags) {
+  std::vector<std::string> args = {"-H", "127.0.0.1", "-p", "0"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  int out_fd;
+  pid_ = spawn(binary_path(persona), args, &out_fd, &stderr_fd_);
+  close(out_fd);
+  auto deadline = Clock::now() + 5s;
+  char c;
+  while (wait_readable(stderr_fd_, deadline) && read(stderr_fd_, &c, 1) == 1 && c != '\n')
+    banner_ += c;
+  size_t colon = banner_.rfind(':');
+  if (banner_.rfind("listening on http://", 0) != 0 || colon == std::string::npos)
+    throw std::runtime_error("server did not start: " + banner_);
+  port_ = std::stoi(banner_.substr(colon + 1));
+}
+
+ServerProcess::~ServerProcess() {
+  if (stop() == -1) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  if (stderr_fd_ >= 0) close(stderr_fd_);
+}
+
+int ServerProcess::stop() {
+  if (pid_ < 0) return 0;
+  kill(pid_, SIGTERM);
+  int code = wait_child(pid_, Clock::now() + 5s);
+  if (code != -1) pid_ = -1;
+  return code;
+}
+
+RunResult run_binary(const std::string& binary, const std::vector<std::string>& args,
+                     std::chrono::milliseconds timeout) {
+  int out_fd, err_fd;
+  pid_t pid = spawn(binary, args, &out_fd, &err_fd);
+  RunResult r{-1, {}, {}};
+  auto deadline = Clock::now() + timeout;
+  struct pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
+  int open_fds = 2;
+  while (open_fds > 0 && poll(fds, 2, remaining_ms(deadline)) > 0) {
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
+      char buf[4096];
+      ssize_t n = read(fds[i].fd, buf, sizeof buf);
+      if (n <= 0) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      } else {
+        (i == 0 ? r.out : r.err).append(buf, static_cast<size_t>(n));
+      }
+    }
+  }
+  for (auto& f : fds)
+    if (f.fd >= 0) close(f.fd);
+  r.exit_code = wait_child(pid, deadline);
+  if (r.exit_code == -1) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
+  return r;
+}
+
+Client::Client(int port) {
+  fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_in sa {};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<uint16_t>(port));
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd_, reinterpret_cast<struct sockaddr*>(&sa), sizeof sa) != 0)
+    throw std::runtime_error("connect failed");
+}
+
+Client::~Client() {
+  if (fd_ >= 0) close(fd_);
+}
+
+bool Client::send(std::string_view bytes) {
+  while (!bytes.empty()) {
+    ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+std::string Client::read_exactly(size_t n, std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  while (pending_.size() < n && wait_readable(fd_, deadline)) {
+    char buf[65536];
+    ssize_t got = recv(fd_, buf, sizeof buf, 0);
+    if (got <= 0) break;
+    pending_.append(buf, static_cast<size_t>(got));
+  }
+  std::string r = pending_.substr(0, n);
+  pending_.erase(0, r.size());
+  return r;
+}
+
+std::optional<std::string> Client::read_to_eof(std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  std::string r = std::move(pending_);
+  pending_.clear();
+  while (wait_readable(fd_, deadline)) {
+    char buf[65536];
+    ssize_t got = recv(fd_, buf, sizeof buf, 0);
+    if (got == 0) return r;
+    if (got < 0) return errno == ECONNRESET ? std::optional<std::string>(r) : std::nullopt;
+    r.append(buf, static_cast<size_t>(got));
+  }
+  pending_ = r;
+  return std::nullopt;
+}
+
+std::string Client::read_response(bool head_only, std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  size_t end;
+  while ((end = pending_.find("\r\n\r\n")) == std::string::npos && wait_readable(fd_, deadline)) {
+    char buf[65536];
+    ssize_t got = recv(fd_, buf, sizeof buf, 0);
+    if (got <= 0) break;
+    pending_.append(buf, static_cast<size_t>(got));
+  }
+  if (end == std::string::npos) return read_exactly(pending_.size(), 0ms);
+  size_t head = end + 4;
+  size_t length = 0;
+  std::string lower = pending_.substr(0, head);
+  for (char& c : lower) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+  if (size_t at = lower.find("\r\ncontent-length:"); at != std::string::npos)
+    length = std::stoul(lower.substr(at + 17));
+  return read_exactly(head + (head_only ? 0 : length), remaining_ms(deadline) * 1ms);
+}
+
+void Client::shutdown_write() {
+  ::shutdown(fd_, SHUT_WR);
+}
+
+std::string mask_date(std::string_view response, std::string* date) {
+  std::string r(response);
+  size_t at = 0;
+  while ((at = r.find("\r\n", at)) != std::string::npos) {
+    at += 2;
+    if (strncasecmp(r.c_str() + at, "date: ", 6) != 0) continue;
+    size_t end = r.find("\r\n", at);
+    if (date) *date = r.substr(at + 6, end - at - 6);
+    r.replace(at + 6, end - at - 6, "<date>");
+    break;
+  }
+  return r;
+}
+
+bool is_current_http_date(const std::string& value, std::chrono::seconds slack) {
+  struct tm tm {};
+  const char* end = strptime(value.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+  if (end == nullptr || *end != '\0' || value.size() != 29) return false;
+  time_t t = timegm(&tm);
+  // Round-trip so a wrong weekday or a padding slip also fails.
+  struct tm back;
+  gmtime_r(&t, &back);
+  char again[64];
+  strftime(again, sizeof again, "%a, %d %b %Y %H:%M:%S GMT", &back);
+  if (value != again) return false;
+  return std::llabs(static_cast<long long>(t - time(nullptr))) <= slack.count();
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+}  // namespace hello::test

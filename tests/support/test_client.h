@@ -1,0 +1,82 @@
+// Blocking loopback sockets and persona processes for the integration tests.
+// Every wait is bounded so a broken server fails a test instead of hanging it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hello::test {
+
+using namespace std::chrono_literals;
+
+// A running hello-NAME process, started with -H 127.0.0.1 -p 0 and the
+// given extra flags; stopped with SIGTERM when destroyed.
+class ServerProcess {
+ public:
+  ServerProcess(const std::string& persona, const std::vector<std::string>& flags = {});
+  ~ServerProcess();
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+
+  int port() const { return port_; }
+  pid_t pid() const { return pid_; }
+  // The first stderr line ("listening on http://127.0.0.1:PORT").
+  const std::string& banner() const { return banner_; }
+  // Sends SIGTERM and returns the exit status (or -1 if it did not exit in time).
+  int stop();
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = -1;
+  int stderr_fd_ = -1;
+  std::string banner_;
+};
+
+// The result of running a binary to completion.
+struct RunResult {
+  int exit_code;    // -1 if it had to be killed
+  std::string err;  // everything it wrote to stderr
+  std::string out;  // everything it wrote to stdout
+};
+RunResult run_binary(const std::string& binary, const std::vector<std::string>& args,
+                     std::chrono::milliseconds timeout = 5s);
+
+// Path of the hello-NAME binary in the build tree.
+std::string binary_path(const std::string& persona);
+
+class Client {
+ public:
+  explicit Client(int port);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  bool send(std::string_view bytes);
+  // Reads exactly n bytes; returns fewer if the peer closed or time ran out.
+  std::string read_exactly(size_t n, std::chrono::milliseconds timeout = 2s);
+  // Reads until EOF; nullopt if the connection is still open at the timeout.
+  std::optional<std::string> read_to_eof(std::chrono::milliseconds timeout = 2s);
+  // Reads one response whose head has Content-Length (and a body unless head_only).
+  std::string read_response(bool head_only = false, std::chrono::milliseconds timeout = 2s);
+  void shutdown_write();
+  int fd() const { return fd_; }
+
+ private:
+  int fd_ = -1;
+  std::string pending_;  // bytes read past the last response
+};
+
+// Replaces the value of the Date header (any case) with a fixed marker, and
+// reports the value found.
+std::string mask_date(std::string_view response, std::string* date = nullptr);
+// True if `value` is an IMF-fixdate within `slack` of now.
+bool is_current_http_date(const std::string& value, std::chrono::seconds slack = 3s);
+// The content of a file, or "" if it cannot be read.
+std::string read_file(const std::string& path);
+
+}  // namespace hello::test

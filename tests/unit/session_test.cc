@@ -1,0 +1,215 @@
+#include "session.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "test_persona.h"
+
+namespace hello {
+namespace {
+
+class SessionTest : public ::testing::Test {
+ protected:
+  explicit SessionTest(const Persona& p = test::kTestPersona, TableOptions o = {})
+      : table_(p, o), session_(table_, stats_) {}
+
+  // Feeds `bytes` in one piece and returns what the session answered.
+  std::string feed(std::string_view bytes) {
+    std::string out;
+    open_ = session_.feed(bytes.data(), bytes.size(), out);
+    return out;
+  }
+  std::string route(std::string_view path, Variant v) {
+    return table_.route(table_.find_route(path), v).bytes;
+  }
+  std::string error(int status, Variant v) { return table_.error(status, v).bytes; }
+  std::string head_only(const std::string& response) {
+    return response.substr(0, response.find("\r\n\r\n") + 4);
+  }
+
+  ResponseTable table_;
+  SessionStats stats_;
+  Session session_;
+  bool open_ = true;
+};
+
+constexpr std::string_view kGet11 = "GET / HTTP/1.1\r\nHost: a\r\n\r\n";
+
+TEST_F(SessionTest, AnswersGetAndStaysOpen) {
+  EXPECT_EQ(feed(kGet11), route("/", Variant::keep_alive_11));
+  EXPECT_TRUE(open_);
+  EXPECT_EQ(stats_.requests, 1u);
+  EXPECT_EQ(stats_.responses_2xx, 1u);
+}
+
+struct KeepAliveCase {
+  const char* request;
+  Variant variant;
+  bool open;
+};
+
+TEST_F(SessionTest, KeepAliveMatrix) {
+  const KeepAliveCase cases[] = {
+      {"GET / HTTP/1.0\r\n\r\n", Variant::close_10, false},
+      {"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", Variant::keep_alive_10, true},
+      {"GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n", Variant::keep_alive_10, true},
+      {"GET / HTTP/1.1\r\nHost: a\r\n\r\n", Variant::keep_alive_11, true},
+      {"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", Variant::close_11, false},
+      {"GET / HTTP/1.1\r\nHost: a\r\nConnection: Close\r\n\r\n", Variant::close_11, false},
+  };
+  for (const KeepAliveCase& c : cases) {
+    session_.reset();
+    EXPECT_EQ(feed(c.request), route("/", c.variant)) << c.request;
+    EXPECT_EQ(open_, c.open) << c.request;
+  }
+}
+
+TEST_F(SessionTest, IgnoresQueryAndFragment) {
+  EXPECT_EQ(feed("GET /json?x=1 HTTP/1.1\r\nHost: a\r\n\r\n"),
+            route("/json", Variant::keep_alive_11));
+}
+
+TEST_F(SessionTest, HeadSendsHeadersOnly) {
+  EXPECT_EQ(feed("HEAD /json HTTP/1.1\r\nHost: a\r\n\r\n"),
+            head_only(route("/json", Variant::keep_alive_11)));
+  EXPECT_TRUE(open_);
+}
+
+TEST_F(SessionTest, UnknownPathIs404AndStaysOpen) {
+  EXPECT_EQ(feed("GET /nope HTTP/1.1\r\nHost: a\r\n\r\n"), error(404, Variant::keep_alive_11));
+  EXPECT_TRUE(open_);
+  EXPECT_EQ(stats_.responses_4xx, 1u);
+}
+
+TEST_F(SessionTest, LongPathIs404) {
+  std::string path(200, 'a');
+  EXPECT_EQ(feed("GET /" + path + " HTTP/1.1\r\nHost: a\r\n\r\n"),
+            error(404, Variant::keep_alive_11));
+}
+
+TEST_F(SessionTest, OtherMethodIs405AndItsBodyIsSkipped) {
+  std::string out =
+      feed("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello" + std::string(kGet11));
+  EXPECT_EQ(out, error(405, Variant::keep_alive_11) + route("/", Variant::keep_alive_11));
+  EXPECT_TRUE(open_);
+}
+
+TEST_F(SessionTest, ChunkedBodyIsSkipped) {
+  std::string out = feed(
+      "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n" +
+      std::string(kGet11));
+  EXPECT_EQ(out, error(405, Variant::keep_alive_11) + route("/", Variant::keep_alive_11));
+}
+
+TEST_F(SessionTest, MalformedRequestIs400ThenClose) {
+  std::string out = feed("GET / HTTP/1.1\r\nHost: a\r\nBad Header: x\r\n\r\n");
+  EXPECT_EQ(out, error(400, Variant::close_11));
+  EXPECT_NE(out.find("Connection: close\r\n"), std::string::npos);
+  EXPECT_FALSE(open_);
+  EXPECT_EQ(stats_.parse_errors, 1u);
+  EXPECT_EQ(feed(kGet11), "") << "nothing is answered after the close";
+}
+
+TEST_F(SessionTest, GarbageIs400) {
+  EXPECT_EQ(feed("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"), error(400, Variant::close_11));
+  EXPECT_FALSE(open_);
+}
+
+TEST_F(SessionTest, Http11WithoutHostIs400) {
+  EXPECT_EQ(feed("GET / HTTP/1.1\r\n\r\n"), error(400, Variant::close_11));
+  EXPECT_FALSE(open_);
+}
+
+TEST_F(SessionTest, TwoHostHeadersAre400) {
+  EXPECT_EQ(feed("GET / HTTP/1.0\r\nHost: a\r\nhost: b\r\n\r\n"), error(400, Variant::close_10));
+}
+
+TEST_F(SessionTest, Http10WithoutHostIsFine) {
+  EXPECT_EQ(feed("GET / HTTP/1.0\r\n\r\n"), route("/", Variant::close_10));
+}
+
+TEST_F(SessionTest, OtherMajorVersionIs505) {
+  EXPECT_EQ(feed("GET / HTTP/2.0\r\nHost: a\r\n\r\n"), error(505, Variant::close_11));
+  EXPECT_FALSE(open_);
+  EXPECT_EQ(stats_.responses_5xx, 1u);
+}
+
+TEST_F(SessionTest, NothingAfterConnectionClose) {
+  std::string out =
+      feed("GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n" + std::string(kGet11));
+  EXPECT_EQ(out, route("/", Variant::close_11));
+  EXPECT_FALSE(open_);
+  EXPECT_EQ(stats_.requests, 1u);
+}
+
+TEST_F(SessionTest, PipelinedRequestsSplitAtEveryByteGiveIdenticalAnswers) {
+  const std::string pipeline =
+      "GET / HTTP/1.1\r\nHost: a\r\n\r\n"
+      "GET /json?q HTTP/1.1\r\nHost: a\r\n\r\n"
+      "HEAD / HTTP/1.1\r\nHost: a\r\n\r\n"
+      "POST /json HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc"
+      "GET /nope HTTP/1.1\r\nHost: a\r\n\r\n"
+      "GET /json HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n";
+  const std::string expected =
+      route("/", Variant::keep_alive_11) + route("/json", Variant::keep_alive_11) +
+      head_only(route("/", Variant::keep_alive_11)) + error(405, Variant::keep_alive_11) +
+      error(404, Variant::keep_alive_11) + route("/json", Variant::close_11);
+  session_.reset();
+  ASSERT_EQ(feed(pipeline), expected);
+  for (size_t split = 0; split <= pipeline.size(); ++split) {
+    session_.reset();
+    std::string out = feed(std::string_view(pipeline).substr(0, split));
+    out += feed(std::string_view(pipeline).substr(split));
+    ASSERT_EQ(out, expected) << "split at byte " << split;
+    ASSERT_FALSE(open_);
+  }
+  // And one byte at a time.
+  session_.reset();
+  std::string out;
+  for (char c : pipeline) out += feed(std::string_view(&c, 1));
+  EXPECT_EQ(out, expected);
+}
+
+class AlwaysCloseSessionTest : public SessionTest {
+ protected:
+  static Persona closing() {
+    Persona p = test::kTestPersona;
+    p.always_close = true;
+    return p;
+  }
+  AlwaysCloseSessionTest() : SessionTest(persona_) {}
+  static inline const Persona persona_ = closing();
+};
+
+TEST_F(AlwaysCloseSessionTest, ClosesEvenHttp11) {
+  EXPECT_EQ(feed(kGet11), route("/", Variant::close_11));
+  EXPECT_FALSE(open_);
+}
+
+class NoHttp10KeepAliveTest : public SessionTest {
+ protected:
+  static Persona make() {
+    Persona p = test::kTestPersona;
+    p.keep_alive_http10 = false;
+    p.head_allowed = false;
+    return p;
+  }
+  NoHttp10KeepAliveTest() : SessionTest(persona_) {}
+  static inline const Persona persona_ = make();
+};
+
+TEST_F(NoHttp10KeepAliveTest, Http10KeepAliveIsRefused) {
+  EXPECT_EQ(feed("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"),
+            route("/", Variant::close_10));
+  EXPECT_FALSE(open_);
+}
+
+TEST_F(NoHttp10KeepAliveTest, HeadNotAllowedIs405WithoutBody) {
+  EXPECT_EQ(feed("HEAD / HTTP/1.1\r\nHost: a\r\n\r\n"),
+            head_only(error(405, Variant::keep_alive_11)));
+  EXPECT_TRUE(open_);
+}
+
+}  // namespace
+}  // namespace hello

@@ -1,0 +1,33 @@
+// A persona for unit tests whose every variant is visibly different, so a
+// test can tell which header layout the heart chose.
+#pragma once
+
+#include "persona.h"
+
+namespace hello::test {
+
+inline constexpr Body kTestJson{"application/json", "{\"hello\":\"world\"}"};
+
+inline constexpr Route kTestRoutes[] = {
+    {"/", {"text/plain", "Hello!!!"}},
+    {"/json", kTestJson},
+};
+
+inline constexpr Persona kTestPersona{
+    .name = "test",
+    .summary = "unit-test persona",
+    .port = 1,
+    .head =
+        "Date: {date}\r\nContent-Type: {type}\r\n{extra}Content-Length: {length}\r\n{connection}",
+    .connection = {.keep_alive_10 = "Connection: keep-alive\r\n",
+                   .close_10 = "",
+                   .keep_alive_11 = "",
+                   .close_11 = "Connection: close\r\n"},
+    .allow_header = "Allow: GET, HEAD\r\n",
+    .routes = kTestRoutes,
+    .json = kTestJson,
+    .error_type = "text/plain",
+    .error_format = "{code} {reason}",
+};
+
+}  // namespace hello::test
