@@ -22,6 +22,9 @@ struct FixtureCase {
   std::string name;  // test name: persona_route_case
 };
 
+// Names the case in test output instead of dumping its bytes.
+void PrintTo(const FixtureCase& c, std::ostream* os) { *os << c.base; }
+
 std::vector<FixtureCase> load_cases() {
   std::vector<FixtureCase> cases;
   for (const auto& dir : fs::directory_iterator(HELLO_FIXTURE_DIR)) {
