@@ -23,7 +23,9 @@ struct FixtureCase {
 };
 
 // Names the case in test output instead of dumping its bytes.
-void PrintTo(const FixtureCase& c, std::ostream* os) { *os << c.base; }
+void PrintTo(const FixtureCase& c, std::ostream* os) {
+  *os << c.base;
+}
 
 std::vector<FixtureCase> load_cases() {
   std::vector<FixtureCase> cases;
