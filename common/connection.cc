@@ -17,6 +17,24 @@ constexpr size_t kMaxQueuedBytes = 1 << 20;
 // it reads the answer instead of a reset, then close anyway.
 constexpr uint64_t kLingerMs = 2000;
 
+// While draining for shutdown, a connection that read nothing, owes
+// nothing and is between requests for this long is idle and is closed.
+// Requests a client sent before the signal are in our socket buffer well
+// within it (loopback or LAN).
+constexpr uint64_t kDrainCheckMs = 50;
+
+// Fills `out` with the numeric address of the peer of `tcp`, or leaves it empty.
+void peer_name(const uv_tcp_t* tcp, char* out, size_t size) {
+  struct sockaddr_storage ss;
+  int len = sizeof ss;
+  out[0] = '\0';
+  if (uv_tcp_getpeername(tcp, reinterpret_cast<struct sockaddr*>(&ss), &len) != 0) return;
+  if (ss.ss_family == AF_INET6)
+    uv_ip6_name(reinterpret_cast<struct sockaddr_in6*>(&ss), out, size);
+  else
+    uv_ip4_name(reinterpret_cast<struct sockaddr_in*>(&ss), out, size);
+}
+
 }  // namespace
 
 struct ConnectionCallbacks {
@@ -35,13 +53,12 @@ struct ConnectionCallbacks {
 };
 
 Connection::Connection(Worker& worker)
-    : worker_(worker), session_(worker.table(), worker.stats()) {}
+    : worker_(worker), session_(worker.table(), worker.stats(), worker.access_log()) {}
 
 void Connection::start(uv_stream_t* server) {
-  writing_ = reading_ = peer_done_ = shut_down_ = closing_ = false;
+  writing_ = reading_ = peer_done_ = shut_down_ = closing_ = draining_ = false;
   queued_.clear();
   backlog_.clear();
-  session_.reset();
 
   int rc = uv_tcp_init(worker_.loop(), &tcp_);
   assert(rc == 0);  // uv_tcp_init without a socket cannot fail on Unix
@@ -55,6 +72,8 @@ void Connection::start(uv_stream_t* server) {
     close();
     return;
   }
+  if (worker_.access_log() != nullptr) peer_name(&tcp_, peer_, sizeof peer_);
+  session_.reset(peer_);
   // Responses are complete when written; Nagle would only delay them.
   uv_tcp_nodelay(&tcp_, 1);
   if (uv_read_start(stream(), ConnectionCallbacks::alloc, ConnectionCallbacks::read) != 0) {
@@ -71,6 +90,14 @@ void Connection::close() {
   uv_close(reinterpret_cast<uv_handle_t*>(&timer_), ConnectionCallbacks::close);
 }
 
+void Connection::drain() {
+  if (closing_ || draining_) return;
+  draining_ = true;
+  read_since_check_ = false;
+  if (!shut_down_)
+    uv_timer_start(&timer_, ConnectionCallbacks::timer, kDrainCheckMs, kDrainCheckMs);
+}
+
 void Connection::on_close() {
   if (--open_handles_ == 0) worker_.release(this);
 }
@@ -78,6 +105,8 @@ void Connection::on_close() {
 void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
   if (closing_) return;
   if (nread > 0) {
+    read_since_check_ = true;
+    worker_.stats().bytes_in.add(static_cast<uint64_t>(nread));
     // Once the session has closed, the client's remaining bytes are drained
     // and ignored while our last response goes out.
     if (session_.closing()) return;
@@ -105,6 +134,7 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
 }
 
 void Connection::send(const std::string& out) {
+  worker_.stats().bytes_out.add(out.size());
   if (writing_) {
     backlog_.append(out);
     return;

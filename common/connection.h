@@ -6,6 +6,8 @@
 
 #include <uv.h>
 
+#include <netinet/in.h>
+
 #include <string>
 
 #include "session.h"
@@ -25,6 +27,9 @@ class Connection {
   void start(uv_stream_t* server);
   // Closes both handles; the worker gets the connection back in on_close.
   void close();
+  // Graceful stop: answer what the client has sent, then close once the
+  // connection has been idle for a moment.
+  void drain();
 
   // The worker's intrusive list of live connections.
   Connection* prev = nullptr;
@@ -57,6 +62,9 @@ class Connection {
   bool peer_done_ = false;  // the client sent EOF
   bool shut_down_ = false;  // we sent FIN
   bool closing_ = false;
+  bool draining_ = false;
+  bool read_since_check_ = false;
+  char peer_[INET6_ADDRSTRLEN] = "";  // the client's address, for the access log
 };
 
 }  // namespace hello

@@ -1,15 +1,24 @@
-// The process around the workers: flags, the listening address, signals.
+// The process around the workers: flags, the listening address, the worker
+// threads, signals, live stats and the exit summary. The main thread runs a
+// small control loop of its own; workers never wait on it.
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <netdb.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <memory>
 #include <string>
+#include <vector>
 
+#include "access_log.h"
 #include "persona.h"
+#include "stats_report.h"
 #include "worker.h"
 
 #ifndef HELLO_VERSION
@@ -24,6 +33,14 @@ struct Options {
   std::string host = "0.0.0.0";
   int port = 0;
   TableOptions table;
+  int workers = 1;
+  bool fast = false;
+  bool pin = false;
+  bool access_log = false;
+  std::string access_log_path;  // empty: stdout
+  double stats_interval = 0;
+  std::string stats_json;
+  double shutdown_timeout = 10;
 };
 
 // Usage errors exit 2, like getopt-based tools; startup failures exit 1.
@@ -38,6 +55,13 @@ std::string address_text(const struct sockaddr* sa, int port) {
   }
   uv_ip4_name(reinterpret_cast<const struct sockaddr_in*>(sa), ip, sizeof ip);
   return fmt::format("{}:{}", ip, port);
+}
+
+void set_port(struct sockaddr_storage* ss, int port) {
+  if (ss->ss_family == AF_INET6)
+    reinterpret_cast<struct sockaddr_in6*>(ss)->sin6_port = htons(static_cast<uint16_t>(port));
+  else
+    reinterpret_cast<struct sockaddr_in*>(ss)->sin_port = htons(static_cast<uint16_t>(port));
 }
 
 // Resolves a numeric address or a host name such as "localhost".
@@ -69,17 +93,108 @@ int probe_port(const struct sockaddr* addr) {
   return rc;
 }
 
-struct Signals {
-  uv_signal_t interrupt;
-  uv_signal_t terminate;
-  Worker* worker;
+// The CPUs this process may run on, in order.
+std::vector<int> allowed_cpus() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    for (int i = 0; i < CPU_SETSIZE; ++i)
+      if (CPU_ISSET(i, &set)) cpus.push_back(i);
+  if (cpus.empty()) cpus.push_back(0);
+  return cpus;
+}
+
+// The control loop of the main thread.
+class Control {
+ public:
+  Control(std::vector<std::unique_ptr<Worker>>& workers, const Options& opt)
+      : workers_(workers), opt_(opt) {
+    uv_loop_init(&loop_);
+    for (uv_signal_t* s : {&interrupt_, &terminate_}) {
+      uv_signal_init(&loop_, s);
+      s->data = this;
+    }
+    uv_signal_start(&interrupt_, on_signal, SIGINT);
+    uv_signal_start(&terminate_, on_signal, SIGTERM);
+    uv_async_init(&loop_, &done_, on_done);
+    done_.data = this;
+    uv_timer_init(&loop_, &deadline_);
+    deadline_.data = this;
+    uv_timer_init(&loop_, &stats_timer_);
+    stats_timer_.data = this;
+    if (opt_.stats_interval > 0) {
+      auto ms = static_cast<uint64_t>(opt_.stats_interval * 1000);
+      last_ = snapshots();
+      uv_timer_start(&stats_timer_, on_stats, ms, ms);
+    }
+  }
+  ~Control() { uv_loop_close(&loop_); }
+
+  uv_async_t* done() { return &done_; }
+  void run() { uv_run(&loop_, UV_RUN_DEFAULT); }
+
+  std::vector<StatsSnapshot> snapshots() const {
+    std::vector<StatsSnapshot> s;
+    for (const auto& w : workers_) s.push_back(StatsSnapshot::of(w->stats()));
+    return s;
+  }
+
+ private:
+  static Control* of(void* h) { return static_cast<Control*>(static_cast<uv_handle_t*>(h)->data); }
+
+  static void on_signal(uv_signal_t* h, int signum) {
+    Control* c = of(h);
+    if (c->stopping_) {
+      // A second signal: the user wants out now.
+      fmt::print(stderr, "second signal: exiting without waiting\n");
+      _exit(128 + signum);
+    }
+    c->stopping_ = true;
+    for (auto& w : c->workers_) w->stop(false);
+    auto ms = static_cast<uint64_t>(c->opt_.shutdown_timeout * 1000);
+    uv_timer_start(&c->deadline_, on_deadline, ms, 0);
+  }
+
+  static void on_deadline(uv_timer_t* h) {
+    for (auto& w : of(h)->workers_) w->stop(true);
+  }
+
+  static void on_stats(uv_timer_t* h) {
+    Control* c = of(h);
+    std::vector<StatsSnapshot> now = c->snapshots();
+    fmt::print(stderr, "{}", interval_line(c->last_, now, c->opt_.stats_interval));
+    c->last_ = std::move(now);
+  }
+
+  static void on_done(uv_async_t* h) {
+    Control* c = of(h);
+    for (auto& w : c->workers_)
+      if (!w->finished()) return;
+    for (uv_handle_t* handle :
+         {reinterpret_cast<uv_handle_t*>(&c->interrupt_),
+          reinterpret_cast<uv_handle_t*>(&c->terminate_), reinterpret_cast<uv_handle_t*>(&c->done_),
+          reinterpret_cast<uv_handle_t*>(&c->deadline_),
+          reinterpret_cast<uv_handle_t*>(&c->stats_timer_)})
+      uv_close(handle, nullptr);
+  }
+
+  std::vector<std::unique_ptr<Worker>>& workers_;
+  const Options& opt_;
+  uv_loop_t loop_;
+  uv_signal_t interrupt_;
+  uv_signal_t terminate_;
+  uv_async_t done_;
+  uv_timer_t deadline_;
+  uv_timer_t stats_timer_;
+  std::vector<StatsSnapshot> last_;
+  bool stopping_ = false;
 };
 
-void on_signal(uv_signal_t* handle, int) {
-  Signals* s = static_cast<Signals*>(handle->data);
-  uv_close(reinterpret_cast<uv_handle_t*>(&s->interrupt), nullptr);
-  uv_close(reinterpret_cast<uv_handle_t*>(&s->terminate), nullptr);
-  s->worker->stop();
+bool write_file(const std::string& path, const std::string& text) {
+  FILE* f = fopen(path.c_str(), "w");
+  if (f == nullptr) return false;
+  bool ok = fwrite(text.data(), 1, text.size(), f) == text.size();
+  return fclose(f) == 0 && ok;
 }
 
 }  // namespace
@@ -98,6 +213,26 @@ int run(const Persona& persona, int argc, char** argv) {
                "Answer / with the persona's JSON body instead of its text");
   app.add_flag("--keep-alive", opt.table.keep_alive,
                "Keep connections alive per HTTP rules even where the framework closes them");
+  auto* workers = app.add_option("-w,--workers", opt.workers,
+                                 "Worker threads, one loop and one "
+                                 "SO_REUSEPORT listener each")
+                      ->capture_default_str()
+                      ->check(CLI::Range(1, 1024));
+  app.add_flag("--fast", opt.fast, "As many workers as CPUs this process may run on")
+      ->excludes(workers);
+  app.add_flag("--pin", opt.pin, "Pin worker i to the i-th CPU this process may run on");
+  auto* log = app.add_option("--access-log", opt.access_log_path,
+                             "Common Log Format, one line per response: to stdout, or with "
+                             "=PATH appended to PATH (off by default)")
+                  ->expected(0, 1);
+  app.add_option("--stats-interval", opt.stats_interval,
+                 "Print requests per second and open connections to stderr every SECONDS")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--stats-json", opt.stats_json, "Write the exit summary as JSON to PATH");
+  app.add_option("--shutdown-timeout", opt.shutdown_timeout,
+                 "On SIGINT/SIGTERM, force-close what remains after SECONDS")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app.set_version_flag("-V,--version", fmt::format("{} {}", name, HELLO_VERSION));
   try {
     app.parse(argc, argv);
@@ -106,6 +241,7 @@ int run(const Persona& persona, int argc, char** argv) {
     fmt::print(stderr, "{}: {} (usage: {} [OPTIONS], see --help)\n", name, e.what(), name);
     return kExitUsage;
   }
+  opt.access_log = log->count() > 0;
 
   struct sockaddr_storage addr;
   if (!resolve(opt.host, opt.port, &addr)) {
@@ -115,29 +251,54 @@ int run(const Persona& persona, int argc, char** argv) {
   }
   const struct sockaddr* sa = reinterpret_cast<const struct sockaddr*>(&addr);
 
+  std::vector<int> cpus = allowed_cpus();
+  if (opt.fast) opt.workers = static_cast<int>(cpus.size());
+
+  std::unique_ptr<LogWriter> log_writer;
+  if (opt.access_log) {
+    int fd = 1;
+    if (!opt.access_log_path.empty()) {
+      fd = open(opt.access_log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+      if (fd < 0) {
+        fmt::print(stderr, "cannot open access log {}: {}\n", opt.access_log_path, strerror(errno));
+        return kExitStartup;
+      }
+    }
+    log_writer = std::make_unique<LogWriter>(fd, fd != 1, opt.workers);
+  }
+
   // A client that resets mid-response must cost us a failed write, not the process.
   signal(SIGPIPE, SIG_IGN);
 
-  Worker worker(persona, opt.table);
+  std::vector<std::unique_ptr<Worker>> pool;
   int rc = opt.port != 0 ? probe_port(sa) : 0;
-  if (rc == 0) rc = worker.listen(sa);
+  for (int i = 0; rc == 0 && i < opt.workers; ++i) {
+    pool.push_back(std::make_unique<Worker>(persona, opt.table, i, log_writer.get()));
+    rc = pool.back()->listen(sa);
+    // With -p 0 the first worker's port is everyone's.
+    if (rc == 0 && i == 0) set_port(&addr, pool[0]->port());
+  }
   if (rc != 0) {
     fmt::print(stderr, "cannot listen on {}: {}\n", address_text(sa, opt.port), uv_strerror(rc));
     return kExitStartup;
   }
 
-  Signals signals;
-  signals.worker = &worker;
-  for (uv_signal_t* s : {&signals.interrupt, &signals.terminate}) {
-    uv_signal_init(worker.loop(), s);
-    s->data = &signals;
-  }
-  uv_signal_start(&signals.interrupt, on_signal, SIGINT);
-  uv_signal_start(&signals.terminate, on_signal, SIGTERM);
-
-  fmt::print(stderr, "listening on http://{}\n", address_text(sa, worker.port()));
+  Control control(pool, opt);
+  for (size_t i = 0; i < pool.size(); ++i)
+    pool[i]->start(opt.pin ? cpus[i % cpus.size()] : -1, control.done());
+  fmt::print(stderr, "listening on http://{} ({} worker{})\n", address_text(sa, pool[0]->port()),
+             opt.workers, opt.workers == 1 ? "" : "s");
   fflush(stderr);
-  worker.run();
+  control.run();
+
+  for (auto& w : pool) w->join();
+  if (log_writer) log_writer->stop();
+  std::vector<StatsSnapshot> totals = control.snapshots();
+  fmt::print(stderr, "{}", summary_text(totals));
+  if (!opt.stats_json.empty() && !write_file(opt.stats_json, summary_json(totals))) {
+    fmt::print(stderr, "cannot write {}: {}\n", opt.stats_json, strerror(errno));
+    return kExitStartup;
+  }
   return 0;
 }
 

@@ -38,11 +38,13 @@ const llhttp_settings_t kSettings = SessionCallbacks::make();
 
 }  // namespace
 
-Session::Session(const ResponseTable& table, SessionStats& stats) : table_(table), stats_(stats) {
+Session::Session(const ResponseTable& table, WorkerStats& stats, AccessLog* log)
+    : table_(table), stats_(stats), log_(log) {
   reset();
 }
 
-void Session::reset() {
+void Session::reset(std::string_view peer) {
+  peer_ = peer;
   llhttp_init(&parser_, HTTP_REQUEST, &kSettings);
   parser_.data = this;
   closing_ = false;
@@ -75,6 +77,7 @@ bool Session::feed(const char* data, size_t len, std::string& out) {
 int Session::on_message_begin() {
   mid_request_ = true;
   path_length_ = 0;
+  target_length_ = 0;
   path_done_ = false;
   path_too_long_ = false;
   field_length_ = 0;
@@ -83,6 +86,11 @@ int Session::on_message_begin() {
 }
 
 int Session::on_url(const char* at, size_t len) {
+  if (log_ != nullptr) {
+    size_t n = std::min(len, kMaxLoggedTarget - target_length_);
+    memcpy(target_ + target_length_, at, n);
+    target_length_ = static_cast<uint16_t>(target_length_ + n);
+  }
   if (path_done_) return 0;
   const char* end = static_cast<const char*>(memchr(at, '?', len));
   if (const char* hash = static_cast<const char*>(memchr(at, '#', len));
@@ -139,13 +147,13 @@ int Session::on_message_complete() {
   bool head = method == HTTP_HEAD;
   int route = path_too_long_ ? -1 : table_.find_route({path_, path_length_});
 
-  ++stats_.requests;
+  stats_.requests.add();
   if (route < 0)
-    answer(table_.error(404, v), head);
+    answer(table_.error(404, v), head, true);
   else if (method == HTTP_GET || (head && table_.policy().head_allowed))
-    answer(table_.route(route, v), head);
+    answer(table_.route(route, v), head, true);
   else
-    answer(table_.error(405, v), head);
+    answer(table_.error(405, v), head, true);
 
   mid_request_ = false;
   if (keep_alive) return 0;
@@ -154,20 +162,26 @@ int Session::on_message_complete() {
   return HPE_PAUSED;
 }
 
-void Session::answer(const PreparedResponse& r, bool head_only) {
-  out_->append(r.bytes.data(), head_only ? r.head_length : r.bytes.size());
+void Session::answer(const PreparedResponse& r, bool head_only, bool parsed) {
+  size_t length = head_only ? r.head_length : r.bytes.size();
+  out_->append(r.bytes.data(), length);
   if (r.status < 300)
-    ++stats_.responses_2xx;
+    stats_.responses_2xx.add();
   else if (r.status < 500)
-    ++stats_.responses_4xx;
+    stats_.responses_4xx.add();
   else
-    ++stats_.responses_5xx;
+    stats_.responses_5xx.add();
+  if (log_ == nullptr) return;
+  std::string_view method =
+      parsed ? llhttp_method_name(static_cast<llhttp_method_t>(parser_.method)) : "";
+  log_->append(peer_, method, {target_, target_length_}, parser_.http_minor, r.status,
+               length - r.head_length);
 }
 
 void Session::fail(int status) {
-  ++stats_.parse_errors;
+  stats_.parse_errors.add();
   bool http10 = parser_.http_major == 1 && parser_.http_minor == 0;
-  answer(table_.error(status, variant_of(!http10, false)), false);
+  answer(table_.error(status, variant_of(!http10, false)), false, false);
   mid_request_ = false;
   closing_ = true;
 }

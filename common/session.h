@@ -10,27 +10,23 @@
 #include <cstdint>
 #include <string>
 
+#include "access_log.h"
+#include "counter.h"
 #include "response_table.h"
 
 namespace hello {
 
-// Counters shared by every session of one worker.
-struct SessionStats {
-  uint64_t requests = 0;
-  uint64_t responses_2xx = 0;
-  uint64_t responses_4xx = 0;
-  uint64_t responses_5xx = 0;
-  uint64_t parse_errors = 0;
-};
-
 class Session {
  public:
-  Session(const ResponseTable& table, SessionStats& stats);
+  // Counts into `stats`; logs each response to `log` unless it is null.
+  Session(const ResponseTable& table, WorkerStats& stats, AccessLog* log = nullptr);
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  // Starts over for a new connection.
-  void reset();
+  // Starts over for a new connection from `peer` (an address, for the log).
+  void reset(std::string_view peer = {});
+  // Answers nothing more: the connection is being closed by the server.
+  void stop() { closing_ = true; }
 
   // Parses `len` bytes and appends every response they complete to `out`,
   // in order. Returns false once the connection must close after `out` has
@@ -46,6 +42,8 @@ class Session {
 
   // Routes sit at the root of short paths; a longer path matches none.
   static constexpr size_t kMaxPath = 64;
+  // The log shows at most this much of a request target.
+  static constexpr size_t kMaxLoggedTarget = 256;
 
   int on_message_begin();
   int on_url(const char* at, size_t len);
@@ -53,18 +51,23 @@ class Session {
   int on_header_field_complete();
   int on_headers_complete();
   int on_message_complete();
-  void answer(const PreparedResponse& r, bool head_only);
+  // `parsed`: the request line is known and goes into the log.
+  void answer(const PreparedResponse& r, bool head_only, bool parsed);
   void fail(int status);
 
   const ResponseTable& table_;
   llhttp_t parser_;
   std::string* out_ = nullptr;  // valid during feed()
-  SessionStats& stats_;
+  WorkerStats& stats_;
+  AccessLog* log_;
+  std::string_view peer_;
 
   char path_[kMaxPath];
   uint16_t path_length_ = 0;
   bool path_done_ = false;  // a '?' or '#' ended the path
   bool path_too_long_ = false;
+  char target_[kMaxLoggedTarget];  // the raw target, kept only for the log
+  uint16_t target_length_ = 0;
   char field_[4];  // enough to recognise "Host"
   uint16_t field_length_ = 0;
   uint8_t hosts_ = 0;

@@ -1,5 +1,7 @@
 #include "worker.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
@@ -18,38 +20,41 @@ constexpr int kListenBacklog = 4096;
 }  // namespace
 
 struct WorkerCallbacks {
-  static Worker* of(uv_handle_t* h) { return static_cast<Worker*>(h->data); }
-  static void connection(uv_stream_t* s, int status) {
-    of(reinterpret_cast<uv_handle_t*>(s))->on_connection(status);
-  }
-  static void date_timer(uv_timer_t* t) { of(reinterpret_cast<uv_handle_t*>(t))->on_date_timer(); }
+  static Worker* of(void* h) { return static_cast<Worker*>(static_cast<uv_handle_t*>(h)->data); }
+  static void connection(uv_stream_t* s, int status) { of(s)->on_connection(status); }
+  static void date_timer(uv_timer_t* t) { of(t)->on_date_timer(); }
+  static void command(uv_async_t* a) { of(a)->on_command(); }
   static void closed(uv_handle_t*) {}
 };
 
-Worker::Worker(const Persona& persona, const TableOptions& options) : table_(persona, options) {
+Worker::Worker(const Persona& persona, const TableOptions& options, int id, LogWriter* log)
+    : id_(id), table_(persona, options) {
   int rc = uv_loop_init(&loop_);
   assert(rc == 0);
   rc = uv_timer_init(&loop_, &date_timer_);
   assert(rc == 0);
+  rc = uv_async_init(&loop_, &command_async_, WorkerCallbacks::command);
+  assert(rc == 0);
   (void)rc;
-  date_timer_.data = this;
-  listener_.data = this;
+  date_timer_.data = command_async_.data = listener_.data = this;
+  if (log != nullptr) access_log_ = std::make_unique<AccessLog>(*log, id, stats_.log_lines_dropped);
   // A few hundred pipelined responses per read fit without growing.
   output_.reserve(256 * 1024);
   schedule_date_timer();
 }
 
 Worker::~Worker() {
-  if (!stopping_) {
-    // Startup failed before run(): close what the constructor opened.
-    stop();
+  join();
+  if (!finished_) {
+    // Never started, or startup failed: close what the constructor opened.
+    command_ = 2;
+    on_command();
     uv_run(&loop_, UV_RUN_DEFAULT);
   }
   assert(live_ == nullptr);
   for (Connection* c : spare_) delete c;
-  // Every handle is closed by stop(); closing the loop checks that.
   int rc = uv_loop_close(&loop_);
-  assert(rc == 0);
+  assert(rc == 0);  // every handle is closed
   (void)rc;
 }
 
@@ -78,16 +83,51 @@ int Worker::port() const {
   return ntohs(reinterpret_cast<struct sockaddr_in*>(&ss)->sin_port);
 }
 
-void Worker::run() {
-  uv_run(&loop_, UV_RUN_DEFAULT);
+void Worker::start(int cpu, uv_async_t* done) {
+  done_ = done;
+  thread_ = std::thread([this, cpu] {
+    if (cpu >= 0) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(cpu, &set);
+      pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    }
+    uv_run(&loop_, UV_RUN_DEFAULT);
+    finished_ = true;
+    if (done_ != nullptr) uv_async_send(done_);
+  });
 }
 
-void Worker::stop() {
-  if (stopping_) return;
-  stopping_ = true;
-  if (listening_) uv_close(reinterpret_cast<uv_handle_t*>(&listener_), WorkerCallbacks::closed);
+void Worker::join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void Worker::stop(bool force) {
+  int level = force ? 2 : 1;
+  if (command_.load() < level) command_.store(level);
+  uv_async_send(&command_async_);
+}
+
+void Worker::on_command() {
+  int level = command_.load();
+  if (level >= 1 && !stopping_) {
+    stopping_ = true;
+    if (listening_) uv_close(reinterpret_cast<uv_handle_t*>(&listener_), WorkerCallbacks::closed);
+    for (Connection* c = live_; c != nullptr; c = c->next) c->drain();
+  }
+  if (level >= 2)
+    for (Connection* c = live_; c != nullptr; c = c->next) c->close();
+  finish_if_done();
+}
+
+// Once stopping and every connection is closed, close the worker's own
+// handles so the loop ends.
+void Worker::finish_if_done() {
+  if (!stopping_ || live_ != nullptr || uv_is_closing(reinterpret_cast<uv_handle_t*>(&date_timer_)))
+    return;
+  if (access_log_) access_log_->flush();
   uv_close(reinterpret_cast<uv_handle_t*>(&date_timer_), WorkerCallbacks::closed);
-  for (Connection* c = live_; c != nullptr; c = c->next) c->close();
+  uv_close(reinterpret_cast<uv_handle_t*>(&command_async_), WorkerCallbacks::closed);
 }
 
 void Worker::on_connection(int status) {
@@ -105,6 +145,8 @@ void Worker::on_connection(int status) {
   c->next = live_;
   if (live_) live_->prev = c;
   live_ = c;
+  stats_.connections.add();
+  stats_.open.add();
   c->start(reinterpret_cast<uv_stream_t*>(&listener_));
 }
 
@@ -115,10 +157,17 @@ void Worker::release(Connection* c) {
     live_ = c->next;
   if (c->next) c->next->prev = c->prev;
   spare_.push_back(c);
+  stats_.open.sub();
+  finish_if_done();
 }
 
 void Worker::on_date_timer() {
-  table_.set_date(time(nullptr));
+  time_t now = time(nullptr);
+  table_.set_date(now);
+  if (access_log_) {
+    access_log_->set_time(now);
+    access_log_->flush();  // at least once a second
+  }
   schedule_date_timer();
 }
 
@@ -128,8 +177,10 @@ void Worker::schedule_date_timer() {
   struct timeval tv;
   gettimeofday(&tv, nullptr);
   uint64_t ms = 1000 - static_cast<uint64_t>(tv.tv_usec / 1000) + 1;
-  uv_timer_start(&date_timer_, WorkerCallbacks::date_timer, ms, 0);
-  // The clock alone must not keep the loop alive once stop() closed the rest.
+  int rc = uv_timer_start(&date_timer_, WorkerCallbacks::date_timer, ms, 0);
+  assert(rc == 0);
+  (void)rc;
+  // The clock alone must not keep the loop alive once the rest is closed.
   uv_unref(reinterpret_cast<uv_handle_t*>(&date_timer_));
 }
 

@@ -1,15 +1,19 @@
-// One event loop, one listening socket and the connections it accepted.
-// Each worker has its own copy of the response table so that refreshing the
-// Date value never races with another thread.
+// One event loop on its own thread, one listening socket and the
+// connections it accepted. Each worker has its own copy of the response
+// table so that refreshing the Date value never races with another thread.
 #pragma once
 
 #include <uv.h>
 
+#include <atomic>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "access_log.h"
+#include "counter.h"
 #include "response_table.h"
-#include "session.h"
 
 namespace hello {
 
@@ -17,7 +21,8 @@ class Connection;
 
 class Worker {
  public:
-  Worker(const Persona& persona, const TableOptions& options);
+  // `log` may be null (no access log); `id` numbers the worker from 0.
+  Worker(const Persona& persona, const TableOptions& options, int id, LogWriter* log);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
@@ -26,16 +31,23 @@ class Worker {
   int listen(const struct sockaddr* addr);
   // The port the listener is bound to (useful after binding port 0).
   int port() const;
-  // Runs the loop until stop() has closed every handle.
-  void run();
-  // Stops accepting, closes every connection and ends run(). Loop thread only.
-  void stop();
+  // Runs the loop on a new thread, pinned to `cpu` unless it is negative.
+  // `done` is signalled from that thread once the loop has ended.
+  void start(int cpu, uv_async_t* done);
+  void join();
+  // Any thread: stop accepting, answer what was received, close idle
+  // connections, then end the loop. With `force`, close everything now.
+  void stop(bool force);
 
+  int id() const { return id_; }
+  // True once the loop has ended (any thread).
+  bool finished() const { return finished_.load(); }
+  WorkerStats& stats() { return stats_; }
   uv_loop_t* loop() { return &loop_; }
   const ResponseTable& table() const { return table_; }
-  SessionStats& stats() { return stats_; }
+  AccessLog* access_log() { return access_log_.get(); }
   uv_buf_t read_buffer() { return uv_buf_init(read_buffer_, sizeof read_buffer_); }
-  // Scratch space for the responses of one read; empty on return.
+  // Scratch space for the responses of one read; empty between reads.
   std::string& output() { return output_; }
 
   // Called by a connection from its close callback.
@@ -46,19 +58,28 @@ class Worker {
 
   void on_connection(int status);
   void on_date_timer();
+  void on_command();
   void schedule_date_timer();
+  void finish_if_done();
 
   // One read of this size holds hundreds of pipelined requests, and the
   // kernel's default receive buffer on loopback rarely hands over more.
   static constexpr size_t kReadBufferSize = 64 * 1024;
 
+  int id_;
   uv_loop_t loop_;
   uv_tcp_t listener_;
   uv_timer_t date_timer_;
+  uv_async_t command_async_;
+  std::atomic<int> command_{0};  // 1: stop gracefully, 2: force
+  uv_async_t* done_ = nullptr;
+  std::thread thread_;
   ResponseTable table_;
-  SessionStats stats_;
+  WorkerStats stats_;
+  std::unique_ptr<AccessLog> access_log_;
   bool listening_ = false;
   bool stopping_ = false;
+  std::atomic<bool> finished_{false};
   Connection* live_ = nullptr;      // intrusive list of open connections
   std::vector<Connection*> spare_;  // closed connections, ready for reuse
   std::string output_;

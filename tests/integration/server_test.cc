@@ -17,7 +17,8 @@ constexpr std::string_view kGet = "GET / HTTP/1.1\r\nHost: t\r\n\r\n";
 
 TEST(Server, PrintsListeningLineWithTheRealPort) {
   ServerProcess s("sanic");
-  EXPECT_EQ(s.banner(), "listening on http://127.0.0.1:" + std::to_string(s.port()));
+  EXPECT_EQ(s.banner(),
+            "listening on http://127.0.0.1:" + std::to_string(s.port()) + " (1 worker)");
   EXPECT_GT(s.port(), 0);
   EXPECT_EQ(s.stop(), 0) << "SIGTERM exits 0";
 }

@@ -29,7 +29,7 @@ class SessionTest : public ::testing::Test {
   }
 
   ResponseTable table_;
-  SessionStats stats_;
+  WorkerStats stats_;
   Session session_;
   bool open_ = true;
 };
@@ -39,8 +39,8 @@ constexpr std::string_view kGet11 = "GET / HTTP/1.1\r\nHost: a\r\n\r\n";
 TEST_F(SessionTest, AnswersGetAndStaysOpen) {
   EXPECT_EQ(feed(kGet11), route("/", Variant::keep_alive_11));
   EXPECT_TRUE(open_);
-  EXPECT_EQ(stats_.requests, 1u);
-  EXPECT_EQ(stats_.responses_2xx, 1u);
+  EXPECT_EQ(stats_.requests.get(), 1u);
+  EXPECT_EQ(stats_.responses_2xx.get(), 1u);
 }
 
 struct KeepAliveCase {
@@ -79,7 +79,7 @@ TEST_F(SessionTest, HeadSendsHeadersOnly) {
 TEST_F(SessionTest, UnknownPathIs404AndStaysOpen) {
   EXPECT_EQ(feed("GET /nope HTTP/1.1\r\nHost: a\r\n\r\n"), error(404, Variant::keep_alive_11));
   EXPECT_TRUE(open_);
-  EXPECT_EQ(stats_.responses_4xx, 1u);
+  EXPECT_EQ(stats_.responses_4xx.get(), 1u);
 }
 
 TEST_F(SessionTest, LongPathIs404) {
@@ -107,7 +107,7 @@ TEST_F(SessionTest, MalformedRequestIs400ThenClose) {
   EXPECT_EQ(out, error(400, Variant::close_11));
   EXPECT_NE(out.find("Connection: close\r\n"), std::string::npos);
   EXPECT_FALSE(open_);
-  EXPECT_EQ(stats_.parse_errors, 1u);
+  EXPECT_EQ(stats_.parse_errors.get(), 1u);
   EXPECT_EQ(feed(kGet11), "") << "nothing is answered after the close";
 }
 
@@ -132,7 +132,7 @@ TEST_F(SessionTest, Http10WithoutHostIsFine) {
 TEST_F(SessionTest, OtherMajorVersionIs505) {
   EXPECT_EQ(feed("GET / HTTP/2.0\r\nHost: a\r\n\r\n"), error(505, Variant::close_11));
   EXPECT_FALSE(open_);
-  EXPECT_EQ(stats_.responses_5xx, 1u);
+  EXPECT_EQ(stats_.responses_5xx.get(), 1u);
 }
 
 TEST_F(SessionTest, NothingAfterConnectionClose) {
@@ -140,7 +140,7 @@ TEST_F(SessionTest, NothingAfterConnectionClose) {
       feed("GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n" + std::string(kGet11));
   EXPECT_EQ(out, route("/", Variant::close_11));
   EXPECT_FALSE(open_);
-  EXPECT_EQ(stats_.requests, 1u);
+  EXPECT_EQ(stats_.requests.get(), 1u);
 }
 
 TEST_F(SessionTest, PipelinedRequestsSplitAtEveryByteGiveIdenticalAnswers) {

@@ -1,0 +1,148 @@
+#include "access_log.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+
+namespace hello {
+
+LogWriter::LogWriter(int fd, bool owns_fd, int workers)
+    : fd_(fd), owns_fd_(owns_fd), spare_(workers), allocated_(workers, 0) {
+  queue_.reserve(static_cast<size_t>(workers) * kMaxBuffers);
+  thread_ = std::thread([this] { run(); });
+}
+
+LogWriter::~LogWriter() {
+  stop();
+  if (owns_fd_) close(fd_);
+}
+
+bool LogWriter::submit(int worker, std::string& buf) {
+  std::string fresh;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<std::string>& spare = spare_[worker];
+    if (!spare.empty()) {
+      fresh = std::move(spare.back());
+      spare.pop_back();
+    } else if (allocated_[worker] < kMaxBuffers) {
+      ++allocated_[worker];
+    } else {
+      return false;
+    }
+    queue_.push_back({worker, std::move(buf)});
+  }
+  wake_.notify_one();
+  buf = std::move(fresh);
+  // Only the first kMaxBuffers hand-overs of a worker allocate; afterwards
+  // buffers come back from the writer with their capacity.
+  if (buf.capacity() < kBufferSize) buf.reserve(kBufferSize);
+  return true;
+}
+
+void LogWriter::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_ && !thread_.joinable()) return;
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  if (thread_.joinable()) thread_.join();
+}
+
+void LogWriter::run() {
+  std::vector<Pending> batch;
+  batch.reserve(queue_.capacity());
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (true) {
+    wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, and everything is written
+    batch.swap(queue_);
+    lock.unlock();
+    for (Pending& p : batch) {
+      const char* at = p.buf.data();
+      size_t left = p.buf.size();
+      while (left > 0) {
+        ssize_t n = write(fd_, at, left);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;  // the reader is gone; nothing sensible remains
+        at += n;
+        left -= static_cast<size_t>(n);
+      }
+      p.buf.clear();
+    }
+    lock.lock();
+    for (Pending& p : batch) spare_[p.worker].push_back(std::move(p.buf));
+    batch.clear();
+  }
+}
+
+AccessLog::AccessLog(LogWriter& writer, int worker, Counter& dropped)
+    : writer_(writer), worker_(worker), dropped_(dropped) {
+  buf_.reserve(LogWriter::kBufferSize);
+  set_time(time(nullptr));
+}
+
+void AccessLog::set_time(time_t now) {
+  struct tm tm;
+  gmtime_r(&now, &tm);
+  time_length_ = strftime(time_, sizeof time_, "[%d/%b/%Y:%H:%M:%S +0000]", &tm);
+}
+
+namespace {
+
+// The longest line append() writes: address, time, method, the logged part
+// of the target (Session caps it), version, status and size, with slack.
+constexpr size_t kMaxLine = 1024;
+
+void put(std::string& b, std::string_view s) {
+  b.append(s.data(), s.size());
+}
+
+void put_number(std::string& b, uint64_t v) {
+  char digits[20];
+  auto [end, ec] = std::to_chars(digits, digits + sizeof digits, v);
+  (void)ec;
+  b.append(digits, static_cast<size_t>(end - digits));
+}
+
+}  // namespace
+
+void AccessLog::append(std::string_view peer, std::string_view method, std::string_view target,
+                       int http_minor, int status, size_t body_bytes) {
+  if (buf_.size() + kMaxLine > buf_.capacity()) {
+    flush();
+    if (buf_.size() + kMaxLine > buf_.capacity()) {
+      dropped_.add();
+      return;
+    }
+  }
+  put(buf_, peer.empty() ? "-" : peer);
+  put(buf_, " - - ");
+  put(buf_, {time_, time_length_});
+  put(buf_, " \"");
+  if (method.empty()) {
+    put(buf_, "-");
+  } else {
+    put(buf_, method);
+    buf_ += ' ';
+    put(buf_, target.substr(0, kMaxLine / 2));
+    put(buf_, http_minor == 0 ? " HTTP/1.0" : " HTTP/1.1");
+  }
+  put(buf_, "\" ");
+  put_number(buf_, static_cast<uint64_t>(status));
+  buf_ += ' ';
+  if (body_bytes == 0)
+    buf_ += '-';
+  else
+    put_number(buf_, body_bytes);
+  buf_ += '\n';
+}
+
+void AccessLog::flush() {
+  if (!buf_.empty()) writer_.submit(worker_, buf_);
+}
+
+}  // namespace hello
