@@ -13,6 +13,9 @@ namespace {
 // client that sends but never reads cannot make us buffer without bound.
 constexpr size_t kMaxQueuedBytes = 1 << 20;
 
+// Pooled connections keep at most this much queue capacity.
+constexpr size_t kPooledCapacity = 64 * 1024;
+
 // After our last response and FIN, wait this long for the client's FIN so
 // it reads the answer instead of a reset, then close anyway.
 constexpr uint64_t kLingerMs = 2000;
@@ -22,6 +25,10 @@ constexpr uint64_t kLingerMs = 2000;
 // Requests a client sent before the signal are in our socket buffer well
 // within it (loopback or LAN).
 constexpr uint64_t kDrainCheckMs = 50;
+
+// During shutdown the wait for the client's FIN is shorter: everything owed
+// has been sent, and the process should not outlive its clients' manners.
+constexpr uint64_t kDrainLingerMs = 200;
 
 // Fills `out` with the numeric address of the peer of `tcp`, or leaves it empty.
 void peer_name(const uv_tcp_t* tcp, char* out, size_t size) {
@@ -74,8 +81,9 @@ void Connection::start(uv_stream_t* server) {
   }
   if (worker_.access_log() != nullptr) peer_name(&tcp_, peer_, sizeof peer_);
   session_.reset(peer_);
-  // Responses are complete when written; Nagle would only delay them.
-  uv_tcp_nodelay(&tcp_, 1);
+  // Responses are complete when written; Nagle would only delay them. If
+  // the option cannot be set the connection still works, only slower.
+  (void)uv_tcp_nodelay(&tcp_, 1);
   if (uv_read_start(stream(), ConnectionCallbacks::alloc, ConnectionCallbacks::read) != 0) {
     close();
     return;
@@ -94,12 +102,18 @@ void Connection::drain() {
   if (closing_ || draining_) return;
   draining_ = true;
   read_since_check_ = false;
-  if (!shut_down_)
-    uv_timer_start(&timer_, ConnectionCallbacks::timer, kDrainCheckMs, kDrainCheckMs);
+  if (!shut_down_ &&
+      uv_timer_start(&timer_, ConnectionCallbacks::timer, kDrainCheckMs, kDrainCheckMs) != 0)
+    close();
 }
 
 void Connection::on_close() {
-  if (--open_handles_ == 0) worker_.release(this);
+  if (--open_handles_ > 0) return;
+  // A connection that once queued a lot for a slow client gives the memory
+  // back before it waits in the pool.
+  if (queued_.capacity() > kPooledCapacity) std::string().swap(queued_);
+  if (backlog_.capacity() > kPooledCapacity) std::string().swap(backlog_);
+  worker_.release(this);
 }
 
 void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
@@ -203,11 +217,22 @@ void Connection::on_shutdown(int status) {
     close();
     return;
   }
-  uv_timer_start(&timer_, ConnectionCallbacks::timer, kLingerMs, 0);
+  if (uv_timer_start(&timer_, ConnectionCallbacks::timer, draining_ ? kDrainLingerMs : kLingerMs,
+                     0) != 0)
+    close();
 }
 
 void Connection::on_timer() {
-  close();
+  if (shut_down_ || !draining_) {
+    close();  // the linger after our FIN is over
+    return;
+  }
+  if (!read_since_check_ && !writing_ && !session_.mid_request()) {
+    uv_timer_stop(&timer_);
+    session_.stop();
+    finish_if_done();
+  }
+  read_since_check_ = false;
 }
 
 }  // namespace hello

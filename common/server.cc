@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -108,27 +109,32 @@ std::vector<int> allowed_cpus() {
 class Control {
  public:
   Control(std::vector<std::unique_ptr<Worker>>& workers, const Options& opt)
-      : workers_(workers), opt_(opt) {
-    uv_loop_init(&loop_);
-    for (uv_signal_t* s : {&interrupt_, &terminate_}) {
-      uv_signal_init(&loop_, s);
-      s->data = this;
-    }
-    uv_signal_start(&interrupt_, on_signal, SIGINT);
-    uv_signal_start(&terminate_, on_signal, SIGTERM);
-    uv_async_init(&loop_, &done_, on_done);
-    done_.data = this;
-    uv_timer_init(&loop_, &deadline_);
-    deadline_.data = this;
-    uv_timer_init(&loop_, &stats_timer_);
-    stats_timer_.data = this;
+      : workers_(workers), opt_(opt) {}
+  ~Control() {
+    if (ready_) uv_loop_close(&loop_);
+  }
+
+  // Creates the loop and its handles. Returns 0 or a libuv error.
+  int init() {
+    int rc = uv_loop_init(&loop_);
+    if (rc != 0) return rc;
+    ready_ = true;
+    for (uv_handle_t* h : handles()) h->data = this;
+    if ((rc = uv_signal_init(&loop_, &interrupt_)) != 0 ||
+        (rc = uv_signal_init(&loop_, &terminate_)) != 0 ||
+        (rc = uv_async_init(&loop_, &done_, on_done)) != 0 ||
+        (rc = uv_timer_init(&loop_, &deadline_)) != 0 ||
+        (rc = uv_timer_init(&loop_, &stats_timer_)) != 0 ||
+        (rc = uv_signal_start(&interrupt_, on_signal, SIGINT)) != 0 ||
+        (rc = uv_signal_start(&terminate_, on_signal, SIGTERM)) != 0)
+      return rc;
     if (opt_.stats_interval > 0) {
       auto ms = static_cast<uint64_t>(opt_.stats_interval * 1000);
       last_ = snapshots();
-      uv_timer_start(&stats_timer_, on_stats, ms, ms);
+      if ((rc = uv_timer_start(&stats_timer_, on_stats, ms, ms)) != 0) return rc;
     }
+    return 0;
   }
-  ~Control() { uv_loop_close(&loop_); }
 
   uv_async_t* done() { return &done_; }
   void run() { uv_run(&loop_, UV_RUN_DEFAULT); }
@@ -152,7 +158,7 @@ class Control {
     c->stopping_ = true;
     for (auto& w : c->workers_) w->stop(false);
     auto ms = static_cast<uint64_t>(c->opt_.shutdown_timeout * 1000);
-    uv_timer_start(&c->deadline_, on_deadline, ms, 0);
+    if (uv_timer_start(&c->deadline_, on_deadline, ms, 0) != 0) on_deadline(&c->deadline_);
   }
 
   static void on_deadline(uv_timer_t* h) {
@@ -170,12 +176,14 @@ class Control {
     Control* c = of(h);
     for (auto& w : c->workers_)
       if (!w->finished()) return;
-    for (uv_handle_t* handle :
-         {reinterpret_cast<uv_handle_t*>(&c->interrupt_),
-          reinterpret_cast<uv_handle_t*>(&c->terminate_), reinterpret_cast<uv_handle_t*>(&c->done_),
-          reinterpret_cast<uv_handle_t*>(&c->deadline_),
-          reinterpret_cast<uv_handle_t*>(&c->stats_timer_)})
-      uv_close(handle, nullptr);
+    for (uv_handle_t* handle : c->handles()) uv_close(handle, nullptr);
+  }
+
+  std::array<uv_handle_t*, 5> handles() {
+    return {reinterpret_cast<uv_handle_t*>(&interrupt_),
+            reinterpret_cast<uv_handle_t*>(&terminate_), reinterpret_cast<uv_handle_t*>(&done_),
+            reinterpret_cast<uv_handle_t*>(&deadline_),
+            reinterpret_cast<uv_handle_t*>(&stats_timer_)};
   }
 
   std::vector<std::unique_ptr<Worker>>& workers_;
@@ -188,6 +196,7 @@ class Control {
   uv_timer_t stats_timer_;
   std::vector<StatsSnapshot> last_;
   bool stopping_ = false;
+  bool ready_ = false;
 };
 
 bool write_file(const std::string& path, const std::string& text) {
@@ -274,6 +283,10 @@ int run(const Persona& persona, int argc, char** argv) {
   int rc = opt.port != 0 ? probe_port(sa) : 0;
   for (int i = 0; rc == 0 && i < opt.workers; ++i) {
     pool.push_back(std::make_unique<Worker>(persona, opt.table, i, log_writer.get()));
+    if ((rc = pool.back()->init()) != 0) {
+      fmt::print(stderr, "cannot start worker {}: {}\n", i, uv_strerror(rc));
+      return kExitStartup;
+    }
     rc = pool.back()->listen(sa);
     // With -p 0 the first worker's port is everyone's.
     if (rc == 0 && i == 0) set_port(&addr, pool[0]->port());
@@ -284,6 +297,10 @@ int run(const Persona& persona, int argc, char** argv) {
   }
 
   Control control(pool, opt);
+  if ((rc = control.init()) != 0) {
+    fmt::print(stderr, "cannot start: {}\n", uv_strerror(rc));
+    return kExitStartup;
+  }
   for (size_t i = 0; i < pool.size(); ++i)
     pool[i]->start(opt.pin ? cpus[i % cpus.size()] : -1, control.done());
   fmt::print(stderr, "listening on http://{} ({} worker{})\n", address_text(sa, pool[0]->port()),

@@ -134,16 +134,21 @@ int Session::on_headers_complete() {
     error_status_ = 400;
     return -1;
   }
+  // We never switch protocols: an Upgrade header (curl --http2 sends
+  // "Upgrade: h2c") is ignored and the connection goes on as HTTP/1.1.
+  // llhttp reads this flag after the callback returns.
+  if (parser_.method != HTTP_CONNECT) parser_.upgrade = 0;
   return 0;
 }
 
 int Session::on_message_complete() {
   const ConnectionPolicy& policy = table_.policy();
   bool http11 = parser_.http_minor == 1;
-  bool keep_alive = llhttp_should_keep_alive(&parser_) && !policy.always_close &&
-                    (http11 || policy.keep_alive_http10);
-  Variant v = variant_of(http11, keep_alive);
   int method = llhttp_get_method(&parser_);
+  // After CONNECT the client would speak a tunnel protocol: answer and close.
+  bool keep_alive = llhttp_should_keep_alive(&parser_) && !policy.always_close &&
+                    (http11 || policy.keep_alive_http10) && method != HTTP_CONNECT;
+  Variant v = variant_of(http11, keep_alive);
   bool head = method == HTTP_HEAD;
   int route = path_too_long_ ? -1 : table_.find_route({path_, path_length_});
 

@@ -29,30 +29,40 @@ struct WorkerCallbacks {
 
 Worker::Worker(const Persona& persona, const TableOptions& options, int id, LogWriter* log)
     : id_(id), table_(persona, options) {
-  int rc = uv_loop_init(&loop_);
-  assert(rc == 0);
-  rc = uv_timer_init(&loop_, &date_timer_);
-  assert(rc == 0);
-  rc = uv_async_init(&loop_, &command_async_, WorkerCallbacks::command);
-  assert(rc == 0);
-  (void)rc;
-  date_timer_.data = command_async_.data = listener_.data = this;
   if (log != nullptr) access_log_ = std::make_unique<AccessLog>(*log, id, stats_.log_lines_dropped);
   // A few hundred pipelined responses per read fit without growing.
   output_.reserve(256 * 1024);
+}
+
+int Worker::init() {
+  int rc = uv_loop_init(&loop_);
+  if (rc != 0) return rc;
+  loop_ready_ = true;
+  if ((rc = uv_timer_init(&loop_, &date_timer_)) != 0) return rc;
+  date_timer_.data = this;
+  if ((rc = uv_async_init(&loop_, &command_async_, WorkerCallbacks::command)) != 0) {
+    uv_close(reinterpret_cast<uv_handle_t*>(&date_timer_), WorkerCallbacks::closed);
+    uv_run(&loop_, UV_RUN_DEFAULT);
+    uv_loop_close(&loop_);
+    loop_ready_ = false;
+    return rc;
+  }
+  command_async_.data = listener_.data = this;
   schedule_date_timer();
+  return 0;
 }
 
 Worker::~Worker() {
   join();
+  for (Connection* c : spare_) delete c;
+  if (!loop_ready_) return;
   if (!finished_) {
-    // Never started, or startup failed: close what the constructor opened.
+    // Never started, or startup failed: close what init() opened.
     command_ = 2;
     on_command();
     uv_run(&loop_, UV_RUN_DEFAULT);
   }
   assert(live_ == nullptr);
-  for (Connection* c : spare_) delete c;
   int rc = uv_loop_close(&loop_);
   assert(rc == 0);  // every handle is closed
   (void)rc;
@@ -92,6 +102,8 @@ void Worker::start(int cpu, uv_async_t* done) {
       CPU_SET(cpu, &set);
       pthread_setaffinity_np(pthread_self(), sizeof set, &set);
     }
+    // uv_run returns once stop() has closed every handle; its result (the
+    // number of handles still active) is then zero.
     uv_run(&loop_, UV_RUN_DEFAULT);
     finished_ = true;
     if (done_ != nullptr) uv_async_send(done_);

@@ -27,6 +27,8 @@ class Worker {
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
+  // Creates the loop and its handles. Returns 0 or a libuv error (EMFILE...).
+  int init();
   // Binds `addr` with SO_REUSEPORT and listens. Returns 0 or a libuv error.
   int listen(const struct sockaddr* addr);
   // The port the listener is bound to (useful after binding port 0).
@@ -77,6 +79,7 @@ class Worker {
   ResponseTable table_;
   WorkerStats stats_;
   std::unique_ptr<AccessLog> access_log_;
+  bool loop_ready_ = false;
   bool listening_ = false;
   bool stopping_ = false;
   std::atomic<bool> finished_{false};

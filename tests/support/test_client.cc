@@ -12,7 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -78,11 +80,11 @@ std::string binary_path(const std::string& persona) {
 }
 
 ServerProcess::ServerProcess(const std::string& persona, const std::vector<std::string>& flags) {
-  std::vector<std::string> args = {"-H", "127.0.0.1", "-p", "0"};
+  std::vector<std::string> args = {"-H", "127.0.0.1"};
+  if (std::find(flags.begin(), flags.end(), "-p") == flags.end())
+    args.insert(args.end(), {"-p", "0"});
   args.insert(args.end(), flags.begin(), flags.end());
-  int out_fd;
-  pid_ = spawn(binary_path(persona), args, &out_fd, &stderr_fd_);
-  close(out_fd);
+  pid_ = spawn(binary_path(persona), args, &stdout_fd_, &stderr_fd_);
   auto deadline = Clock::now() + 5s;
   char c;
   while (wait_readable(stderr_fd_, deadline) && read(stderr_fd_, &c, 1) == 1 && c != '\n')
@@ -99,14 +101,57 @@ ServerProcess::~ServerProcess() {
     waitpid(pid_, nullptr, 0);
   }
   if (stderr_fd_ >= 0) close(stderr_fd_);
+  if (stdout_fd_ >= 0) close(stdout_fd_);
 }
 
 int ServerProcess::stop() {
-  if (pid_ < 0) return 0;
+  if (pid_ < 0) return exit_code_;
   kill(pid_, SIGTERM);
-  int code = wait_child(pid_, Clock::now() + 5s);
-  if (code != -1) pid_ = -1;
+  return wait();
+}
+
+void ServerProcess::signal(int sig) {
+  if (pid_ >= 0) kill(pid_, sig);
+}
+
+int ServerProcess::wait(std::chrono::milliseconds timeout) {
+  if (pid_ < 0) return exit_code_;
+  int code = wait_child(pid_, Clock::now() + timeout);
+  if (code != -1) {
+    pid_ = -1;
+    exit_code_ = code;
+  }
   return code;
+}
+
+namespace {
+
+std::string drain(int fd) {
+  std::string r;
+  auto deadline = Clock::now() + 2s;
+  char buf[65536];
+  ssize_t n;
+  while (wait_readable(fd, deadline) && (n = read(fd, buf, sizeof buf)) > 0)
+    r.append(buf, static_cast<size_t>(n));
+  return r;
+}
+
+}  // namespace
+
+std::string ServerProcess::rest_of_stderr() {
+  return drain(stderr_fd_);
+}
+std::string ServerProcess::all_of_stdout() {
+  return drain(stdout_fd_);
+}
+
+int ServerProcess::open_fds() const {
+  int n = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator("/proc/" + std::to_string(pid_) + "/fd", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
+    ++n;
+  return n;
 }
 
 RunResult run_binary(const std::string& binary, const std::vector<std::string>& args,
@@ -209,6 +254,13 @@ std::string Client::read_response(bool head_only, std::chrono::milliseconds time
   if (size_t at = lower.find("\r\ncontent-length:"); at != std::string::npos)
     length = std::stoul(lower.substr(at + 17));
   return read_exactly(head + (head_only ? 0 : length), remaining_ms(deadline) * 1ms);
+}
+
+void Client::reset() {
+  struct linger l = {1, 0};
+  setsockopt(fd_, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+  close(fd_);
+  fd_ = -1;
 }
 
 void Client::shutdown_write() {

@@ -14,8 +14,8 @@ namespace hello::test {
 
 using namespace std::chrono_literals;
 
-// A running hello-NAME process, started with -H 127.0.0.1 -p 0 and the
-// given extra flags; stopped with SIGTERM when destroyed.
+// A running hello-NAME process, started with -H 127.0.0.1, -p 0 unless the
+// flags give a port, and the given extra flags; stopped with SIGTERM when destroyed.
 class ServerProcess {
  public:
   ServerProcess(const std::string& persona, const std::vector<std::string>& flags = {});
@@ -29,11 +29,22 @@ class ServerProcess {
   const std::string& banner() const { return banner_; }
   // Sends SIGTERM and returns the exit status (or -1 if it did not exit in time).
   int stop();
+  // Sends `sig` without waiting.
+  void signal(int sig);
+  // Waits for the process to exit; returns its status, or -1 at the timeout.
+  int wait(std::chrono::milliseconds timeout = 5s);
+  // What the process wrote to stderr after the banner, and to stdout; call after it exited.
+  std::string rest_of_stderr();
+  std::string all_of_stdout();
+  // Open descriptors of the process now (from /proc).
+  int open_fds() const;
 
  private:
   pid_t pid_ = -1;
   int port_ = -1;
+  int exit_code_ = -1;
   int stderr_fd_ = -1;
+  int stdout_fd_ = -1;
   std::string banner_;
 };
 
@@ -64,6 +75,8 @@ class Client {
   // Reads one response whose head has Content-Length (and a body unless head_only).
   std::string read_response(bool head_only = false, std::chrono::milliseconds timeout = 2s);
   void shutdown_write();
+  // Closes with a reset (SO_LINGER 0) instead of a FIN.
+  void reset();
   int fd() const { return fd_; }
 
  private:

@@ -65,6 +65,29 @@ TEST_F(SessionTest, KeepAliveMatrix) {
   }
 }
 
+TEST_F(SessionTest, KnowsWhenItIsMidRequest) {
+  EXPECT_FALSE(session_.mid_request());
+  EXPECT_EQ(feed("GET / HTTP/1.1\r\nHo"), "");
+  EXPECT_TRUE(session_.mid_request());
+  EXPECT_NE(feed("st: a\r\n\r\n"), "");
+  EXPECT_FALSE(session_.mid_request());
+}
+
+TEST_F(SessionTest, UpgradeHeaderIsIgnored) {
+  std::string out = feed(
+      "GET / HTTP/1.1\r\nHost: a\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n"
+      "HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n" +
+      std::string(kGet11));
+  EXPECT_EQ(out, route("/", Variant::keep_alive_11) + route("/", Variant::keep_alive_11));
+  EXPECT_TRUE(open_);
+}
+
+TEST_F(SessionTest, ConnectIsAnsweredThenClosed) {
+  EXPECT_EQ(feed("CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n" + std::string(kGet11)),
+            error(404, Variant::close_11));
+  EXPECT_FALSE(open_);
+}
+
 TEST_F(SessionTest, IgnoresQueryAndFragment) {
   EXPECT_EQ(feed("GET /json?x=1 HTTP/1.1\r\nHost: a\r\n\r\n"),
             route("/json", Variant::keep_alive_11));

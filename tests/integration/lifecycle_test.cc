@@ -1,0 +1,291 @@
+// Workers, the access log, stats and graceful shutdown, over real sockets.
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <signal.h>
+
+#include <simdjson.h>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "test_client.h"
+
+namespace hello::test {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::string_view kGet = "GET / HTTP/1.1\r\nHost: t\r\n\r\n";
+
+// A file under the test's temporary directory, removed first.
+std::string temp_path(const std::string& name) {
+  fs::path p =
+      fs::temp_directory_path() / (name + "-" + std::to_string(getpid()) + "-" +
+                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  fs::remove(p);
+  return p.string();
+}
+
+// Sends `count` requests one after another on one connection, reading each answer.
+int exchange(int port, int count, std::string_view request = kGet) {
+  Client c(port);
+  int answered = 0;
+  for (int i = 0; i < count; ++i) {
+    if (!c.send(request)) break;
+    if (c.read_response().rfind("HTTP/1.1 ", 0) != 0) break;
+    ++answered;
+  }
+  return answered;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+TEST(Workers, StatsJsonTotalsAreTheSumOfWorkersAndOfWhatWasSent) {
+  std::string json_path = temp_path("stats.json");
+  ServerProcess s("sanic", {"-w", "2", "--stats-json", json_path});
+  EXPECT_NE(s.banner().find("(2 workers)"), std::string::npos) << s.banner();
+  constexpr int kConnections = 64;
+  constexpr int kEach = 10;
+  std::vector<std::thread> clients;
+  std::atomic<int> answered{0};
+  for (int i = 0; i < kConnections; ++i)
+    clients.emplace_back([&] { answered += exchange(s.port(), kEach); });
+  for (auto& t : clients) t.join();
+  ASSERT_EQ(answered, kConnections * kEach);
+  EXPECT_EQ(exchange(s.port(), 3, "GET /nope HTTP/1.1\r\nHost: t\r\n\r\n"), 3);
+  ASSERT_EQ(s.stop(), 0);
+
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.load(json_path).get(doc), simdjson::SUCCESS) << "not valid JSON";
+  simdjson::dom::array workers = doc["workers"].get_array().value();
+  simdjson::dom::object total = doc["total"].get_object().value();
+  ASSERT_EQ(workers.size(), 2u);
+  for (const char* key :
+       {"connections", "requests", "bytes_in", "bytes_out", "parse_errors", "log_lines_dropped"}) {
+    uint64_t sum = 0;
+    for (auto w : workers) {
+      sum += w[key].get_uint64().value();
+    }
+    EXPECT_EQ(sum, total[key].get_uint64().value()) << key;
+  }
+  for (const char* cls : {"2xx", "4xx", "5xx"}) {
+    uint64_t sum = 0;
+    for (auto w : workers) {
+      sum += w["responses"][cls].get_uint64().value();
+    }
+    EXPECT_EQ(sum, total["responses"][cls].get_uint64().value()) << cls;
+  }
+  const uint64_t sent = kConnections * kEach + 3;
+  EXPECT_EQ(total["requests"].get_uint64().value(), sent);
+  EXPECT_EQ(total["responses"]["2xx"].get_uint64().value(), sent - 3);
+  EXPECT_EQ(total["responses"]["4xx"].get_uint64().value(), 3u);
+  EXPECT_EQ(total["connections"].get_uint64().value(), kConnections + 1u);
+  // SO_REUSEPORT hashes connections over the listeners: with 65 of them,
+  // a worker below 20% would be five standard deviations off.
+  for (auto w : workers) {
+    EXPECT_GE(w["requests"].get_uint64().value() * 5, sent) << "worker starved";
+  }
+}
+
+TEST(Workers, FastStartsOneWorkerPerAllowedCpu) {
+  cpu_set_t set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  int cpus = CPU_COUNT(&set);
+  ServerProcess s("tornado", {"--fast"});
+  std::string expected = cpus == 1 ? "(1 worker)" : "(" + std::to_string(cpus) + " workers)";
+  EXPECT_NE(s.banner().find(expected), std::string::npos) << s.banner();
+}
+
+TEST(Workers, PinGivesEachWorkerOneCpu) {
+  ServerProcess s("tornado", {"-w", "2", "--pin"});
+  int single_cpu_threads = 0;
+  for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(s.pid()) + "/task")) {
+    std::string status = read_file(task.path() / "status");
+    size_t at = status.find("Cpus_allowed_list:\t");
+    if (at == std::string::npos) continue;
+    std::string list = status.substr(at + 19, status.find('\n', at) - at - 19);
+    if (list.find_first_of(",-") == std::string::npos) ++single_cpu_threads;
+  }
+  EXPECT_EQ(single_cpu_threads, 2);
+}
+
+TEST(AccessLog, OneWellFormedLinePerResponse) {
+  std::string log_path = temp_path("access.log");
+  ServerProcess s("sanic", {"-w", "2", "--access-log=" + log_path});
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 8; ++i) clients.emplace_back([&] { exchange(s.port(), 100); });
+  for (auto& t : clients) t.join();
+  ASSERT_EQ(exchange(s.port(), 1, "GET /json?x=1 HTTP/1.0\r\n\r\n"), 1);
+  ASSERT_EQ(exchange(s.port(), 1, "GET /nope HTTP/1.1\r\nHost: t\r\n\r\n"), 1);
+  ASSERT_EQ(s.stop(), 0);
+
+  std::vector<std::string> lines = lines_of(read_file(log_path));
+  ASSERT_EQ(lines.size(), 802u);
+  const std::regex clf(
+      R"(^127\.0\.0\.1 - - \[\d{2}/[A-Z][a-z]{2}/\d{4}:\d{2}:\d{2}:\d{2} \+0000\] "GET /[^ ]* HTTP/1\.[01]" \d{3} (\d+|-)$)");
+  for (const std::string& line : lines) ASSERT_TRUE(std::regex_match(line, clf)) << line;
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), lines[0]) > 0, true);
+  EXPECT_NE(std::find_if(lines.begin(), lines.end(),
+                         [](const std::string& l) {
+                           return l.find("\"GET /json?x=1 HTTP/1.0\" 200 17") != std::string::npos;
+                         }),
+            lines.end());
+  EXPECT_NE(std::find_if(lines.begin(), lines.end(),
+                         [](const std::string& l) {
+                           return l.find("\"GET /nope HTTP/1.1\" 404 9") != std::string::npos;
+                         }),
+            lines.end());
+}
+
+TEST(AccessLog, WithoutPathGoesToStdout) {
+  ServerProcess s("tornado", {"--access-log"});
+  ASSERT_EQ(exchange(s.port(), 5), 5);
+  ASSERT_EQ(s.stop(), 0);
+  std::vector<std::string> lines = lines_of(s.all_of_stdout());
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_NE(lines[0].find("\"GET / HTTP/1.1\" 200 12"), std::string::npos) << lines[0];
+}
+
+TEST(AccessLog, IsOffByDefault) {
+  ServerProcess s("tornado");
+  ASSERT_EQ(exchange(s.port(), 5), 5);
+  ASSERT_EQ(s.stop(), 0);
+  EXPECT_EQ(s.all_of_stdout(), "");
+}
+
+TEST(AccessLog, UnwritablePathIsOneLineAndExit1) {
+  RunResult r =
+      run_binary(binary_path("sanic"), {"-p", "0", "--access-log=/nonexistent-dir/access.log"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err,
+            "cannot open access log /nonexistent-dir/access.log: No such file or directory\n");
+}
+
+TEST(Stats, IntervalLinesAndExitSummary) {
+  ServerProcess s("sanic", {"-w", "2", "--stats-interval", "0.2"});
+  Client idle(s.port());
+  ASSERT_EQ(exchange(s.port(), 20), 20);
+  std::this_thread::sleep_for(500ms);
+  ASSERT_EQ(s.stop(), 0);
+  std::string err = s.rest_of_stderr();
+  const std::regex interval(R"(stats: \d+ req/s \(w0 \d+, w1 \d+\), \d+ open connections)");
+  EXPECT_TRUE(std::regex_search(err, interval)) << err;
+  EXPECT_NE(err.find("total: 2 connections, 20 requests"), std::string::npos) << err;
+  EXPECT_NE(err.find("worker 1: "), std::string::npos) << err;
+}
+
+TEST(Shutdown, AnswersEveryPipelinedRequestSentBeforeTheSignal) {
+  ServerProcess s("tornado", {"-w", "2"});
+  constexpr int kConnections = 8;
+  // 3,000 requests are about 80 KiB: more than one read of the server's.
+  constexpr int kDepth = 3000;
+  std::string pipeline;
+  for (int i = 0; i < kDepth; ++i) pipeline += kGet;
+  std::vector<std::unique_ptr<Client>> clients;
+  for (int i = 0; i < kConnections; ++i) {
+    clients.push_back(std::make_unique<Client>(s.port()));
+    ASSERT_TRUE(clients.back()->send(pipeline));
+  }
+  s.signal(SIGTERM);
+  for (auto& c : clients) {
+    auto all = c->read_to_eof(5s);
+    ASSERT_TRUE(all.has_value()) << "connection not closed after shutdown";
+    size_t responses = 0;
+    for (size_t at = 0; (at = all->find("\r\n\r\nHello, world", at)) != std::string::npos; ++at)
+      ++responses;
+    EXPECT_EQ(responses, static_cast<size_t>(kDepth));
+  }
+  EXPECT_EQ(s.wait(), 0);
+}
+
+TEST(Shutdown, IdleKeepAliveConnectionsCloseAtOnce) {
+  ServerProcess s("spring", {"--shutdown-timeout", "10"});
+  Client c(s.port());
+  ASSERT_TRUE(c.send(kGet));
+  ASSERT_NE(c.read_response().find("Hello!!!"), std::string::npos);
+  auto start = Clock::now();
+  s.signal(SIGINT);
+  EXPECT_TRUE(c.read_to_eof(2s).has_value());
+  EXPECT_EQ(s.wait(2s), 0);
+  EXPECT_LT(Clock::now() - start, 2s);
+}
+
+TEST(Shutdown, DeadlineForceClosesAHalfSentRequest) {
+  ServerProcess s("sanic", {"--shutdown-timeout", "0.5"});
+  Client c(s.port());
+  ASSERT_TRUE(c.send("GET / HTTP/1.1\r\nHo"));
+  std::this_thread::sleep_for(50ms);
+  auto start = Clock::now();
+  s.signal(SIGTERM);
+  EXPECT_EQ(s.wait(3s), 0);
+  auto took = Clock::now() - start;
+  EXPECT_GE(took, 400ms);
+  EXPECT_LT(took, 2s);
+  EXPECT_TRUE(c.read_to_eof(1s).has_value());
+}
+
+TEST(Shutdown, SecondSignalExitsAtOnceWithNonZeroStatus) {
+  ServerProcess s("sanic", {"--shutdown-timeout", "10"});
+  Client c(s.port());
+  ASSERT_TRUE(c.send("GET / HTTP/1.1\r\nHo"));
+  std::this_thread::sleep_for(50ms);
+  s.signal(SIGTERM);
+  std::this_thread::sleep_for(100ms);
+  s.signal(SIGTERM);
+  int code = s.wait(1s);
+  EXPECT_NE(code, -1) << "still running";
+  EXPECT_NE(code, 0);
+}
+
+TEST(Lifecycle, ResettingClientsLeakNoDescriptors) {
+  ServerProcess s("sanic", {"-w", "2"});
+  ASSERT_EQ(exchange(s.port(), 1), 1);
+  std::this_thread::sleep_for(100ms);
+  const int baseline = s.open_fds();
+  std::string big_request;
+  for (int i = 0; i < 50; ++i) big_request += kGet;
+  for (int batch = 0; batch < 10; ++batch) {
+    std::vector<std::unique_ptr<Client>> clients;
+    for (int i = 0; i < 100; ++i) {
+      clients.push_back(std::make_unique<Client>(s.port()));
+      clients.back()->send(big_request);
+    }
+    for (auto& c : clients) c->reset();
+  }
+  // Still serving.
+  EXPECT_EQ(exchange(s.port(), 3), 3);
+  auto deadline = Clock::now() + 5s;
+  while (s.open_fds() != baseline && Clock::now() < deadline) std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(s.open_fds(), baseline);
+  EXPECT_EQ(s.stop(), 0);
+}
+
+TEST(Lifecycle, StartAndStopOnTheSamePortAHundredTimes) {
+  int port;
+  {
+    ServerProcess probe("sanic");
+    port = probe.port();
+  }
+  for (int i = 0; i < 100; ++i) {
+    // Each start would fail with "address already in use" if the previous
+    // process had left a listener behind.
+    ServerProcess s("sanic", {"-w", "2", "-p", std::to_string(port)});
+    ASSERT_EQ(s.port(), port);
+    if (i % 10 == 0) {
+      ASSERT_EQ(exchange(port, 1), 1);
+    }
+    ASSERT_EQ(s.stop(), 0) << "iteration " << i;
+  }
+}
+
+}  // namespace
+}  // namespace hello::test
