@@ -37,7 +37,8 @@ struct ErrorBody {
 };
 
 // The connection header lines for each (version, keep-alive) combination.
-// Empty means the framework sends no such header in that case.
+// Empty means the framework sends no such header in that case; {timeout}
+// stands for the keep-alive timeout in seconds.
 struct ConnectionHeaders {
   std::string_view keep_alive_10;
   std::string_view close_10;
@@ -58,7 +59,10 @@ struct Persona {
   bool echo_version = false;  // answer HTTP/1.0 with an HTTP/1.0 status line
   ConnectionHeaders connection;
 
-  bool always_close = false;           // close after every response (unless --keep-alive)
+  bool always_close = false;  // close after every response (unless --keep-alive)
+  // Seconds an idle keep-alive connection stays open: the framework's own
+  // default, and what {timeout} in the connection lines says.
+  int keep_alive_timeout = 60;
   bool keep_alive_http10 = true;       // honour "Connection: keep-alive" from HTTP/1.0
   bool head_allowed = true;            // HEAD answers like GET; if not, 405
   std::string_view allow_header = {};  // the Allow line of a 405, with CRLF, or empty

@@ -47,7 +47,9 @@ std::string_view connection_line(const ConnectionHeaders& c, Variant v) {
 
 ResponseTable::ResponseTable(const Persona& persona, const TableOptions& options)
     : policy_{persona.always_close && !options.keep_alive, persona.keep_alive_http10,
-              persona.head_allowed} {
+              persona.head_allowed},
+      keep_alive_timeout_(options.keep_alive_timeout >= 0 ? options.keep_alive_timeout
+                                                          : persona.keep_alive_timeout) {
   for (const Route& r : persona.routes) {
     paths_.push_back(r.path);
     add(persona, 200, options.json && r.path == "/" ? persona.json : r.body);
@@ -71,6 +73,7 @@ ResponseTable::ResponseTable(const Persona& persona, const TableOptions& options
 }
 
 void ResponseTable::add(const Persona& persona, int status, const Body& body) {
+  int timeout = keep_alive_timeout_;
   std::string extra(body.extra_headers);
   if (status == 405 && extra.empty()) extra = persona.allow_header;
   // Only 404 and 405 leave the connection open; every other error closes it
@@ -87,7 +90,9 @@ void ResponseTable::add(const Persona& persona, int status, const Body& body) {
     std::string head =
         fmt::format(fmt::runtime(persona.head), fmt::arg("date", kDateMarker),
                     fmt::arg("type", body.content_type), fmt::arg("length", body.content.size()),
-                    fmt::arg("extra", extra), fmt::arg("connection", connection));
+                    fmt::arg("extra", extra),
+                    fmt::arg("connection",
+                             fmt::format(fmt::runtime(connection), fmt::arg("timeout", timeout))));
     PreparedResponse r;
     r.bytes = fmt::format("{} {} {}\r\n{}\r\n", version, status,
                           reason_in_style(status, persona.reasons), head);

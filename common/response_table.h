@@ -16,8 +16,9 @@ namespace hello {
 
 // Startup choices that change what the table holds.
 struct TableOptions {
-  bool json = false;        // "/" answers the persona's JSON body
-  bool keep_alive = false;  // override always_close: follow HTTP keep-alive rules
+  bool json = false;            // "/" answers the persona's JSON body
+  bool keep_alive = false;      // override always_close: follow HTTP keep-alive rules
+  int keep_alive_timeout = -1;  // seconds, for {timeout}; negative: the persona's
 };
 
 // The four header layouts a response comes in.
@@ -53,6 +54,8 @@ class ResponseTable {
   const PreparedResponse& error(int status, Variant v) const;
   const ConnectionPolicy& policy() const { return policy_; }
   size_t route_count() const { return paths_.size(); }
+  // Seconds an idle keep-alive connection stays open.
+  int keep_alive_timeout() const { return keep_alive_timeout_; }
 
   // Rewrites the Date value of every response to `now`.
   void set_date(time_t now);
@@ -61,6 +64,7 @@ class ResponseTable {
   void add(const Persona& persona, int status, const Body& body);
 
   ConnectionPolicy policy_;
+  int keep_alive_timeout_;
   std::vector<std::string_view> paths_;
   // Routes first, then kErrorStatuses in order; kVariants entries each.
   std::vector<PreparedResponse> responses_;

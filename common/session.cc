@@ -16,7 +16,12 @@ struct SessionCallbacks {
     return of(p)->on_header_field(at, n);
   }
   static int header_field_complete(llhttp_t* p) { return of(p)->on_header_field_complete(); }
+  static int header_value(llhttp_t* p, const char* at, size_t n) {
+    return of(p)->on_header_value(at, n);
+  }
+  static int header_value_complete(llhttp_t* p) { return of(p)->on_header_value_complete(); }
   static int headers_complete(llhttp_t* p) { return of(p)->on_headers_complete(); }
+  static int body(llhttp_t* p, const char* at, size_t n) { return of(p)->on_body(at, n); }
   static int message_complete(llhttp_t* p) { return of(p)->on_message_complete(); }
 
   static llhttp_settings_t make() {
@@ -26,7 +31,10 @@ struct SessionCallbacks {
     s.on_url = url;
     s.on_header_field = header_field;
     s.on_header_field_complete = header_field_complete;
+    s.on_header_value = header_value;
+    s.on_header_value_complete = header_value_complete;
     s.on_headers_complete = headers_complete;
+    s.on_body = body;
     s.on_message_complete = message_complete;
     return s;
   }
@@ -36,17 +44,29 @@ namespace {
 
 const llhttp_settings_t kSettings = SessionCallbacks::make();
 
+// The interim answer to "Expect: 100-continue" (RFC 9110 section 10.1.1).
+constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+
+// The CR LF and ": " around each header line, and the spaces and CR LF of
+// the request line, which llhttp's spans leave out.
+constexpr size_t kLineOverhead = 4;
+
+bool equals_nocase(const char* a, size_t n, std::string_view b) {
+  return n == b.size() && strncasecmp(a, b.data(), n) == 0;
+}
+
 }  // namespace
 
-Session::Session(const ResponseTable& table, WorkerStats& stats, AccessLog* log)
-    : table_(table), stats_(stats), log_(log) {
+Session::Session(const ResponseTable& table, WorkerStats& stats, AccessLog* log,
+                 const Limits& limits)
+    : table_(table), limits_(limits), stats_(stats), log_(log) {
   reset();
 }
 
 void Session::reset(std::string_view peer) {
-  peer_ = peer;
   llhttp_init(&parser_, HTTP_REQUEST, &kSettings);
   parser_.data = this;
+  peer_ = peer;
   closing_ = false;
   mid_request_ = false;
   error_status_ = 0;
@@ -55,10 +75,12 @@ void Session::reset(std::string_view peer) {
 bool Session::feed(const char* data, size_t len, std::string& out) {
   if (closing_) return false;
   out_ = &out;
+  feed_begin_ = data;
+  feed_end_ = data + len;
   llhttp_errno_t err = llhttp_execute(&parser_, data, len);
   if (err != HPE_OK && err != HPE_PAUSED) {
     if (err == HPE_PAUSED_UPGRADE) {
-      // The request was answered; what follows speaks another protocol.
+      // CONNECT was answered; what follows would be a tunnel.
       closing_ = true;
     } else {
       int status = error_status_;
@@ -74,18 +96,39 @@ bool Session::feed(const char* data, size_t len, std::string& out) {
   return !closing_;
 }
 
+void Session::time_out(std::string& out) {
+  if (closing_) return;
+  out_ = &out;
+  fail(408, false);
+  out_ = nullptr;
+}
+
+int Session::reject(int status) {
+  error_status_ = status;
+  return HPE_USER;
+}
+
 int Session::on_message_begin() {
   mid_request_ = true;
+  ++requests_begun_;
   path_length_ = 0;
   target_length_ = 0;
   path_done_ = false;
   path_too_long_ = false;
+  url_bytes_ = 0;
+  head_bytes_ = 0;
+  headers_ = 0;
+  body_bytes_ = 0;
   field_length_ = 0;
   hosts_ = 0;
+  expect_continue_ = false;
+  expect_unknown_ = false;
   return 0;
 }
 
 int Session::on_url(const char* at, size_t len) {
+  url_bytes_ += len;
+  if (url_bytes_ + kLineOverhead > limits_.max_header_bytes) return reject(414);
   if (log_ != nullptr) {
     size_t n = std::min(len, kMaxLoggedTarget - target_length_);
     memcpy(target_ + target_length_, at, n);
@@ -109,35 +152,84 @@ int Session::on_url(const char* at, size_t len) {
 }
 
 int Session::on_header_field(const char* at, size_t len) {
-  size_t room = field_length_ < sizeof field_ ? sizeof field_ - field_length_ : 0;
-  memcpy(field_ + field_length_, at, len < room ? len : room);
-  // Only whether the name is exactly four bytes matters, so the count
-  // saturates instead of wrapping on absurdly long names.
-  field_length_ = static_cast<uint16_t>(std::min<size_t>(field_length_ + len, 0xff));
+  head_bytes_ += len;
+  if (url_bytes_ + head_bytes_ > limits_.max_header_bytes) return reject(431);
+  if (field_length_ < kFieldPrefix)
+    memcpy(field_ + field_length_, at, std::min(len, kFieldPrefix - field_length_));
+  field_length_ += len;
   return 0;
 }
 
 int Session::on_header_field_complete() {
-  if (field_length_ == 4 && strncasecmp(field_, "host", 4) == 0 && hosts_ < 2) ++hosts_;
+  if (++headers_ > Limits::kMaxHeaders) return reject(431);
+  head_bytes_ += kLineOverhead;
+  header_ = equals_nocase(field_, field_length_, "host")     ? Header::host
+            : equals_nocase(field_, field_length_, "expect") ? Header::expect
+                                                             : Header::other;
+  if (header_ == Header::host && ++hosts_ > 1) return reject(400);
   field_length_ = 0;
+  value_length_ = 0;
+  value_spans_ = 0;
+  return 0;
+}
+
+int Session::on_header_value(const char* at, size_t len) {
+  head_bytes_ += len;
+  if (url_bytes_ + head_bytes_ > limits_.max_header_bytes) return reject(431);
+  // llhttp accepts obs-fold (a line starting with SP or HTAB continues the
+  // previous value) and reports the continuation as one more span of the
+  // same value. A span can also continue because a read ended inside the
+  // value; only a span that follows a line end is a fold. RFC 9112
+  // section 5.2 lets a server reject folds with 400, and we do.
+  if (value_spans_ > 0) {
+    bool after_line_end = at > feed_begin_ ? at[-1] == '\n' : value_ended_at_line_;
+    if (after_line_end) return reject(400);
+  }
+  ++value_spans_;
+  const char* end = at + len;
+  value_ended_at_line_ = end < feed_end_ && (*end == '\r' || *end == '\n');
+  if (header_ == Header::expect) {
+    size_t room = kExpectValue - std::min(value_length_, kExpectValue);
+    memcpy(value_ + std::min(value_length_, kExpectValue), at, std::min(len, room));
+    value_length_ += len;
+  }
+  return 0;
+}
+
+int Session::on_header_value_complete() {
+  if (header_ == Header::expect) {
+    if (equals_nocase(value_, value_length_, "100-continue"))
+      expect_continue_ = true;
+    else
+      expect_unknown_ = true;
+  }
+  header_ = Header::other;
   return 0;
 }
 
 int Session::on_headers_complete() {
-  if (parser_.http_major != 1) {
-    error_status_ = 505;
-    return -1;
-  }
-  // RFC 9112 section 3.2: an HTTP/1.1 request has exactly one Host; no
-  // request may have two.
-  if (hosts_ > 1 || (parser_.http_minor == 1 && hosts_ == 0)) {
-    error_status_ = 400;
-    return -1;
-  }
+  if (parser_.http_major != 1) return reject(505);
+  // RFC 9112 section 3.2: an HTTP/1.1 request has exactly one Host.
+  if (parser_.http_minor == 1 && hosts_ == 0) return reject(400);
+  if ((parser_.flags & F_CONTENT_LENGTH) && parser_.content_length > limits_.max_body_bytes)
+    return reject(413);
+  // RFC 9110 section 10.1.1: expectations of HTTP/1.0 requests are ignored.
+  if (parser_.http_minor == 0) expect_continue_ = expect_unknown_ = false;
+  bool has_body = (parser_.flags & F_CHUNKED) ||
+                  ((parser_.flags & F_CONTENT_LENGTH) && parser_.content_length > 0);
+  // The client may wait for this before it sends the body.
+  if (expect_continue_ && !expect_unknown_ && has_body) out_->append(kContinue);
   // We never switch protocols: an Upgrade header (curl --http2 sends
   // "Upgrade: h2c") is ignored and the connection goes on as HTTP/1.1.
   // llhttp reads this flag after the callback returns.
   if (parser_.method != HTTP_CONNECT) parser_.upgrade = 0;
+  return 0;
+}
+
+int Session::on_body(const char*, size_t len) {
+  // Content-Length was checked up front; chunked bodies are counted here.
+  body_bytes_ += len;
+  if (body_bytes_ > limits_.max_body_bytes) return reject(413);
   return 0;
 }
 
@@ -153,7 +245,9 @@ int Session::on_message_complete() {
   int route = path_too_long_ ? -1 : table_.find_route({path_, path_length_});
 
   stats_.requests.add();
-  if (route < 0)
+  if (expect_unknown_)
+    answer(table_.error(417, v), head, true);
+  else if (route < 0)
     answer(table_.error(404, v), head, true);
   else if (method == HTTP_GET || (head && table_.policy().head_allowed))
     answer(table_.route(route, v), head, true);
@@ -183,8 +277,8 @@ void Session::answer(const PreparedResponse& r, bool head_only, bool parsed) {
                length - r.head_length);
 }
 
-void Session::fail(int status) {
-  stats_.parse_errors.add();
+void Session::fail(int status, bool malformed) {
+  if (malformed) stats_.parse_errors.add();
   bool http10 = parser_.http_major == 1 && parser_.http_minor == 0;
   answer(table_.error(status, variant_of(!http10, false)), false, false);
   mid_request_ = false;

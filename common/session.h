@@ -1,7 +1,8 @@
 // The socket-free heart: request bytes in, response bytes out. It owns the
-// llhttp parser of one connection, routes each complete request to a
-// prebuilt response and decides whether the connection stays open. It knows
-// nothing of libuv, so unit tests and the fuzzer drive it directly.
+// llhttp parser of one connection, enforces the request limits, routes each
+// complete request to a prebuilt response and decides whether the
+// connection stays open. It knows nothing of libuv, so unit tests and the
+// fuzzer drive it directly.
 #pragma once
 
 #include <llhttp.h>
@@ -16,10 +17,23 @@
 
 namespace hello {
 
+// What a request may weigh (docs/hardening.md).
+struct Limits {
+  // Request line plus headers; beyond it 431, or 414 if the request line
+  // alone is too long.
+  size_t max_header_bytes = 16384;
+  // A body beyond it (by Content-Length or by counting chunks) gets 413.
+  size_t max_body_bytes = 1048576;
+  // More header lines than this get 431; nginx and Node allow about as many
+  // as fit in their byte limits, and no benchmark client sends more than 10.
+  static constexpr size_t kMaxHeaders = 100;
+};
+
 class Session {
  public:
   // Counts into `stats`; logs each response to `log` unless it is null.
-  Session(const ResponseTable& table, WorkerStats& stats, AccessLog* log = nullptr);
+  Session(const ResponseTable& table, WorkerStats& stats, AccessLog* log = nullptr,
+          const Limits& limits = {});
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
@@ -27,6 +41,8 @@ class Session {
   void reset(std::string_view peer = {});
   // Answers nothing more: the connection is being closed by the server.
   void stop() { closing_ = true; }
+  // The request in progress took too long: appends 408 and closes.
+  void time_out(std::string& out);
 
   // Parses `len` bytes and appends every response they complete to `out`,
   // in order. Returns false once the connection must close after `out` has
@@ -36,6 +52,8 @@ class Session {
   bool closing() const { return closing_; }
   // True while a request has started but not yet been answered.
   bool mid_request() const { return mid_request_; }
+  // Counts the requests begun, so a caller can tell one from the next.
+  uint64_t requests_begun() const { return requests_begun_; }
 
  private:
   friend struct SessionCallbacks;
@@ -44,23 +62,38 @@ class Session {
   static constexpr size_t kMaxPath = 64;
   // The log shows at most this much of a request target.
   static constexpr size_t kMaxLoggedTarget = 256;
+  // Long enough for every header name the session looks at ("Expect").
+  static constexpr size_t kFieldPrefix = 8;
+  // Long enough for "100-continue" and a little more.
+  static constexpr size_t kExpectValue = 16;
+
+  enum class Header : uint8_t { other, host, expect };
 
   int on_message_begin();
   int on_url(const char* at, size_t len);
   int on_header_field(const char* at, size_t len);
   int on_header_field_complete();
+  int on_header_value(const char* at, size_t len);
+  int on_header_value_complete();
   int on_headers_complete();
+  int on_body(const char* at, size_t len);
   int on_message_complete();
+  int reject(int status);
   // `parsed`: the request line is known and goes into the log.
   void answer(const PreparedResponse& r, bool head_only, bool parsed);
-  void fail(int status);
+  // Answers `status` and closes; `malformed` counts it as a parse error.
+  void fail(int status, bool malformed = true);
 
   const ResponseTable& table_;
+  Limits limits_;
   llhttp_t parser_;
   std::string* out_ = nullptr;  // valid during feed()
+  const char* feed_begin_ = nullptr;
+  const char* feed_end_ = nullptr;
   WorkerStats& stats_;
   AccessLog* log_;
   std::string_view peer_;
+  uint64_t requests_begun_ = 0;
 
   char path_[kMaxPath];
   uint16_t path_length_ = 0;
@@ -68,9 +101,20 @@ class Session {
   bool path_too_long_ = false;
   char target_[kMaxLoggedTarget];  // the raw target, kept only for the log
   uint16_t target_length_ = 0;
-  char field_[4];  // enough to recognise "Host"
-  uint16_t field_length_ = 0;
+  size_t url_bytes_ = 0;
+  size_t head_bytes_ = 0;
+  size_t headers_ = 0;
+  size_t body_bytes_ = 0;
+  char field_[kFieldPrefix];
+  size_t field_length_ = 0;
+  Header header_ = Header::other;
+  char value_[kExpectValue];
+  size_t value_length_ = 0;
+  size_t value_spans_ = 0;            // spans of the current header value
+  bool value_ended_at_line_ = false;  // the last span stopped at CR or LF
   uint8_t hosts_ = 0;
+  bool expect_continue_ = false;
+  bool expect_unknown_ = false;
   int error_status_ = 0;  // set by a callback that rejects the request
   bool closing_ = false;
   bool mid_request_ = false;

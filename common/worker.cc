@@ -5,7 +5,10 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <fmt/format.h>
+
 #include <cassert>
+#include <cstring>
 
 #include "connection.h"
 
@@ -95,19 +98,22 @@ int Worker::port() const {
 
 void Worker::start(int cpu, uv_async_t* done) {
   done_ = done;
-  thread_ = std::thread([this, cpu] {
-    if (cpu >= 0) {
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      CPU_SET(cpu, &set);
-      pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-    }
+  thread_ = std::thread([this] {
     // uv_run returns once stop() has closed every handle; its result (the
     // number of handles still active) is then zero.
     uv_run(&loop_, UV_RUN_DEFAULT);
     finished_ = true;
     if (done_ != nullptr) uv_async_send(done_);
   });
+  if (cpu >= 0) {
+    // Pinned from here, so the pinning is in place when start() returns.
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    int rc = pthread_setaffinity_np(thread_.native_handle(), sizeof set, &set);
+    if (rc != 0)
+      fmt::print(stderr, "worker {}: cannot pin to CPU {}: {}\n", id_, cpu, strerror(rc));
+  }
 }
 
 void Worker::join() {

@@ -23,6 +23,7 @@ constexpr hello::Persona kAiohttp{
                    .close_10 = "",
                    .keep_alive_11 = "",
                    .close_11 = "Connection: close\r\n"},
+    .keep_alive_timeout = 75,
     .allow_header = "Allow: GET,HEAD\r\n",
     .routes = kRoutes,
     .json = kJson,

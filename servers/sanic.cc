@@ -20,6 +20,7 @@ constexpr hello::Persona kSanic{
                    .close_10 = "connection: close\r\n",
                    .keep_alive_11 = "connection: keep-alive\r\n",
                    .close_11 = "connection: close\r\n"},
+    .keep_alive_timeout = 5,
     .allow_header = "allow: GET, HEAD\r\n",
     .routes = kRoutes,
     .json = kJson,

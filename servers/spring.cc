@@ -19,9 +19,9 @@ constexpr hello::Persona kSpring{
         "Content-Type: {type}\r\n{extra}Content-Length: {length}\r\nDate: {date}\r\n"
         "{connection}",
     .reasons = hello::ReasonStyle::none,
-    .connection = {.keep_alive_10 = "Keep-Alive: timeout=60\r\nConnection: keep-alive\r\n",
+    .connection = {.keep_alive_10 = "Keep-Alive: timeout={timeout}\r\nConnection: keep-alive\r\n",
                    .close_10 = "Connection: close\r\n",
-                   .keep_alive_11 = "Keep-Alive: timeout=60\r\nConnection: keep-alive\r\n",
+                   .keep_alive_11 = "Keep-Alive: timeout={timeout}\r\nConnection: keep-alive\r\n",
                    .close_11 = "Connection: close\r\n"},
     .allow_header = "Allow: GET, HEAD\r\n",
     .routes = kRoutes,

@@ -23,6 +23,7 @@ constexpr hello::Persona kStarlette{
                    .close_10 = "Connection: close\r\n",
                    .keep_alive_11 = "",
                    .close_11 = "Connection: close\r\n"},
+    .keep_alive_timeout = 5,
     .keep_alive_http10 = false,
     .allow_header = "allow: GET, HEAD\r\n",
     .routes = kRoutes,
