@@ -60,7 +60,8 @@ struct ConnectionCallbacks {
 };
 
 Connection::Connection(Worker& worker)
-    : worker_(worker), session_(worker.table(), worker.stats(), worker.access_log()) {}
+    : worker_(worker),
+      session_(worker.table(), worker.stats(), worker.access_log(), worker.options().limits) {}
 
 void Connection::start(uv_stream_t* server) {
   writing_ = reading_ = peer_done_ = shut_down_ = closing_ = draining_ = false;
@@ -89,6 +90,9 @@ void Connection::start(uv_stream_t* server) {
     return;
   }
   reading_ = true;
+  // A new connection has the header timeout to send its first request.
+  deadline_request_ = session_.requests_begun();
+  read_deadline_ = uv_now(worker_.loop()) + worker_.options().header_timeout_ms;
 }
 
 void Connection::close() {
@@ -126,6 +130,7 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
     if (session_.closing()) return;
     std::string& out = worker_.output();
     session_.feed(buf->base, static_cast<size_t>(nread), out);
+    set_read_deadline();
     if (!out.empty()) send(out);
     out.clear();
     if (closing_) return;
@@ -166,6 +171,7 @@ void Connection::send(const std::string& out) {
 }
 
 void Connection::write_queued() {
+  write_deadline_ = uv_now(worker_.loop()) + worker_.options().send_timeout_ms;
   uv_buf_t buf = uv_buf_init(queued_.data(), static_cast<unsigned>(queued_.size()));
   if (uv_write(&write_req_, stream(), &buf, 1, ConnectionCallbacks::write) != 0) {
     close();
@@ -233,6 +239,36 @@ void Connection::on_timer() {
     finish_if_done();
   }
   read_since_check_ = false;
+}
+
+// A request in progress must be complete within the header timeout of its
+// first byte; between requests the keep-alive timeout runs from the last read.
+void Connection::set_read_deadline() {
+  uint64_t now = uv_now(worker_.loop());
+  if (!session_.mid_request()) {
+    read_deadline_ = now + worker_.options().keep_alive_timeout_ms;
+  } else if (session_.requests_begun() != deadline_request_) {
+    deadline_request_ = session_.requests_begun();
+    read_deadline_ = now + worker_.options().header_timeout_ms;
+  }
+}
+
+void Connection::check_deadlines(uint64_t now_ms) {
+  if (closing_ || shut_down_) return;  // the linger timer owns the end
+  if (writing_) {
+    if (now_ms >= write_deadline_) close();  // the client does not read
+    return;
+  }
+  if (now_ms < read_deadline_) return;
+  if (session_.mid_request()) {
+    std::string& out = worker_.output();
+    session_.time_out(out);
+    send(out);
+    out.clear();
+  } else {
+    session_.stop();
+  }
+  finish_if_done();
 }
 
 }  // namespace hello

@@ -30,6 +30,10 @@ class Connection {
   // Graceful stop: answer what the client has sent, then close once the
   // connection has been idle for a moment.
   void drain();
+  // Closes the connection if a deadline has passed: 408 for a request that
+  // did not arrive in time, a FIN when idle, a plain close when the client
+  // does not read what we send.
+  void check_deadlines(uint64_t now_ms);
 
   // The worker's intrusive list of live connections.
   Connection* prev = nullptr;
@@ -47,6 +51,7 @@ class Connection {
   void send(const std::string& out);
   void write_queued();
   void finish_if_done();
+  void set_read_deadline();
 
   Worker& worker_;
   Session session_;
@@ -64,6 +69,9 @@ class Connection {
   bool closing_ = false;
   bool draining_ = false;
   bool read_since_check_ = false;
+  uint64_t read_deadline_ = 0;        // loop time: header or keep-alive deadline
+  uint64_t write_deadline_ = 0;       // loop time: send deadline of the write in flight
+  uint64_t deadline_request_ = 0;     // the request read_deadline_ belongs to
   char peer_[INET6_ADDRSTRLEN] = "";  // the client's address, for the access log
 };
 

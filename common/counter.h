@@ -25,8 +25,10 @@ class Counter {
 
 // What one worker counts; the exit summary and --stats-json print these.
 struct WorkerStats {
-  Counter connections;  // accepted
-  Counter open;         // open now
+  Counter connections;           // accepted
+  Counter connections_rejected;  // closed at once: over --max-connections
+  Counter accept_errors;         // failed accepts, such as EMFILE
+  Counter open;                  // open now
   Counter requests;
   Counter bytes_in;
   Counter bytes_out;

@@ -42,7 +42,15 @@ struct Options {
   double stats_interval = 0;
   std::string stats_json;
   double shutdown_timeout = 10;
+  WorkerOptions worker;
+  double header_timeout = 10;
+  int keep_alive_timeout = -1;  // the persona's
+  double send_timeout = 30;
 };
+
+uint64_t to_ms(double seconds) {
+  return static_cast<uint64_t>(seconds * 1000);
+}
 
 // Usage errors exit 2, like getopt-based tools; startup failures exit 1.
 constexpr int kExitUsage = 2;
@@ -129,7 +137,7 @@ class Control {
         (rc = uv_signal_start(&terminate_, on_signal, SIGTERM)) != 0)
       return rc;
     if (opt_.stats_interval > 0) {
-      auto ms = static_cast<uint64_t>(opt_.stats_interval * 1000);
+      uint64_t ms = to_ms(opt_.stats_interval);
       last_ = snapshots();
       if ((rc = uv_timer_start(&stats_timer_, on_stats, ms, ms)) != 0) return rc;
     }
@@ -157,7 +165,7 @@ class Control {
     }
     c->stopping_ = true;
     for (auto& w : c->workers_) w->stop(false);
-    auto ms = static_cast<uint64_t>(c->opt_.shutdown_timeout * 1000);
+    uint64_t ms = to_ms(c->opt_.shutdown_timeout);
     if (uv_timer_start(&c->deadline_, on_deadline, ms, 0) != 0) on_deadline(&c->deadline_);
   }
 
@@ -242,6 +250,31 @@ int run(const Persona& persona, int argc, char** argv) {
                  "On SIGINT/SIGTERM, force-close what remains after SECONDS")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--max-header-bytes", opt.worker.limits.max_header_bytes,
+                 "Request line plus headers; beyond it 431 (414 for the request line alone)")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{256}, size_t{1} << 24));
+  app.add_option("--max-body-bytes", opt.worker.limits.max_body_bytes,
+                 "Request body (read and discarded); beyond it 413")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{0}, size_t{1} << 40));
+  app.add_option("--header-timeout", opt.header_timeout,
+                 "Seconds from a request's first byte to its last; then 408 and close")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  opt.keep_alive_timeout = persona.keep_alive_timeout;
+  app.add_option("--keepalive-timeout", opt.keep_alive_timeout,
+                 "Seconds an idle keep-alive connection stays open (the framework's default)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 86400));
+  app.add_option("--send-timeout", opt.send_timeout,
+                 "Seconds a client may leave our output unread before it is closed")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-connections", opt.worker.max_connections,
+                 "Open connections per worker; beyond it new ones are closed at once")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{1} << 24));
   app.set_version_flag("-V,--version", fmt::format("{} {}", name, HELLO_VERSION));
   try {
     app.parse(argc, argv);
@@ -251,6 +284,10 @@ int run(const Persona& persona, int argc, char** argv) {
     return kExitUsage;
   }
   opt.access_log = log->count() > 0;
+  opt.table.keep_alive_timeout = opt.keep_alive_timeout;
+  opt.worker.header_timeout_ms = to_ms(opt.header_timeout);
+  opt.worker.keep_alive_timeout_ms = to_ms(opt.keep_alive_timeout);
+  opt.worker.send_timeout_ms = to_ms(opt.send_timeout);
 
   struct sockaddr_storage addr;
   if (!resolve(opt.host, opt.port, &addr)) {
@@ -282,7 +319,7 @@ int run(const Persona& persona, int argc, char** argv) {
   std::vector<std::unique_ptr<Worker>> pool;
   int rc = opt.port != 0 ? probe_port(sa) : 0;
   for (int i = 0; rc == 0 && i < opt.workers; ++i) {
-    pool.push_back(std::make_unique<Worker>(persona, opt.table, i, log_writer.get()));
+    pool.push_back(std::make_unique<Worker>(persona, opt.table, opt.worker, i, log_writer.get()));
     if ((rc = pool.back()->init()) != 0) {
       fmt::print(stderr, "cannot start worker {}: {}\n", i, uv_strerror(rc));
       return kExitStartup;

@@ -5,14 +5,26 @@
 namespace hello {
 
 StatsSnapshot StatsSnapshot::of(const WorkerStats& s) {
-  return {s.connections.get(),      s.open.get(),          s.requests.get(),
-          s.bytes_in.get(),         s.bytes_out.get(),     s.responses_2xx.get(),
-          s.responses_4xx.get(),    s.responses_5xx.get(), s.parse_errors.get(),
-          s.log_lines_dropped.get()};
+  StatsSnapshot r;
+  r.connections = s.connections.get();
+  r.connections_rejected = s.connections_rejected.get();
+  r.accept_errors = s.accept_errors.get();
+  r.open = s.open.get();
+  r.requests = s.requests.get();
+  r.bytes_in = s.bytes_in.get();
+  r.bytes_out = s.bytes_out.get();
+  r.responses_2xx = s.responses_2xx.get();
+  r.responses_4xx = s.responses_4xx.get();
+  r.responses_5xx = s.responses_5xx.get();
+  r.parse_errors = s.parse_errors.get();
+  r.log_lines_dropped = s.log_lines_dropped.get();
+  return r;
 }
 
 StatsSnapshot& StatsSnapshot::operator+=(const StatsSnapshot& o) {
   connections += o.connections;
+  connections_rejected += o.connections_rejected;
+  accept_errors += o.accept_errors;
   open += o.open;
   requests += o.requests;
   bytes_in += o.bytes_in;
@@ -34,20 +46,26 @@ StatsSnapshot total_of(const std::vector<StatsSnapshot>& workers) {
 }
 
 std::string text_row(const std::string& who, const StatsSnapshot& s) {
-  return fmt::format(
+  std::string row = fmt::format(
       "{:>9}: {} connections, {} requests, {} bytes in, {} bytes out, 2xx {}, 4xx {}, 5xx {}, "
-      "{} parse errors, {} log lines dropped\n",
+      "{} parse errors, {} log lines dropped",
       who, s.connections, s.requests, s.bytes_in, s.bytes_out, s.responses_2xx, s.responses_4xx,
       s.responses_5xx, s.parse_errors, s.log_lines_dropped);
+  // Only worth a mention when they happened.
+  if (s.connections_rejected > 0)
+    row += fmt::format(", {} connections rejected", s.connections_rejected);
+  if (s.accept_errors > 0) row += fmt::format(", {} accept errors", s.accept_errors);
+  return row + "\n";
 }
 
 std::string json_fields(const StatsSnapshot& s) {
   return fmt::format(
       "\"connections\": {}, \"requests\": {}, \"bytes_in\": {}, \"bytes_out\": {}, "
       "\"responses\": {{\"2xx\": {}, \"4xx\": {}, \"5xx\": {}}}, \"parse_errors\": {}, "
-      "\"log_lines_dropped\": {}",
+      "\"log_lines_dropped\": {}, \"connections_rejected\": {}, \"accept_errors\": {}",
       s.connections, s.requests, s.bytes_in, s.bytes_out, s.responses_2xx, s.responses_4xx,
-      s.responses_5xx, s.parse_errors, s.log_lines_dropped);
+      s.responses_5xx, s.parse_errors, s.log_lines_dropped, s.connections_rejected,
+      s.accept_errors);
 }
 
 }  // namespace

@@ -13,6 +13,8 @@ namespace hello {
 // A plain copy of WorkerStats at one moment.
 struct StatsSnapshot {
   uint64_t connections = 0;
+  uint64_t connections_rejected = 0;
+  uint64_t accept_errors = 0;
   uint64_t open = 0;
   uint64_t requests = 0;
   uint64_t bytes_in = 0;

@@ -30,8 +30,9 @@ struct WorkerCallbacks {
   static void closed(uv_handle_t*) {}
 };
 
-Worker::Worker(const Persona& persona, const TableOptions& options, int id, LogWriter* log)
-    : id_(id), table_(persona, options) {
+Worker::Worker(const Persona& persona, const TableOptions& table_options,
+               const WorkerOptions& options, int id, LogWriter* log)
+    : id_(id), table_(persona, table_options), options_(options) {
   if (log != nullptr) access_log_ = std::make_unique<AccessLog>(*log, id, stats_.log_lines_dropped);
   // A few hundred pipelined responses per read fit without growing.
   output_.reserve(256 * 1024);
@@ -151,7 +152,11 @@ void Worker::finish_if_done() {
 void Worker::on_connection(int status) {
   // Out of descriptors (EMFILE) or a connection reset before accept: libuv
   // has already dropped it; keep serving the connections we have.
-  if (status < 0 || stopping_) return;
+  if (status < 0) {
+    stats_.accept_errors.add();
+    return;
+  }
+  if (stopping_) return;
   Connection* c;
   if (spare_.empty()) {
     c = new Connection(*this);
@@ -163,9 +168,17 @@ void Worker::on_connection(int status) {
   c->next = live_;
   if (live_) live_->prev = c;
   live_ = c;
-  stats_.connections.add();
+  // Over the limit the connection is accepted only to be closed at once:
+  // libuv stops watching the listener until the pending one is accepted.
+  bool over_limit = stats_.open.get() >= options_.max_connections;
   stats_.open.add();
   c->start(reinterpret_cast<uv_stream_t*>(&listener_));
+  if (over_limit) {
+    c->close();
+    stats_.connections_rejected.add();
+  } else {
+    stats_.connections.add();
+  }
 }
 
 void Worker::release(Connection* c) {
@@ -182,6 +195,11 @@ void Worker::release(Connection* c) {
 void Worker::on_date_timer() {
   time_t now = time(nullptr);
   table_.set_date(now);
+  // Deadlines are checked here, once a second, rather than with a timer per
+  // request: a request costs a timestamp, and a deadline fires at most a
+  // second late.
+  uint64_t now_ms = uv_now(&loop_);
+  for (Connection* c = live_; c != nullptr; c = c->next) c->check_deadlines(now_ms);
   if (access_log_) {
     access_log_->set_time(now);
     access_log_->flush();  // at least once a second

@@ -14,15 +14,26 @@
 #include "access_log.h"
 #include "counter.h"
 #include "response_table.h"
+#include "session.h"
 
 namespace hello {
 
 class Connection;
 
+// Per-connection limits and deadlines (docs/hardening.md).
+struct WorkerOptions {
+  Limits limits;
+  uint64_t header_timeout_ms = 10000;      // first byte of a request to its last
+  uint64_t keep_alive_timeout_ms = 60000;  // idle between requests
+  uint64_t send_timeout_ms = 30000;        // a queued write that makes no progress
+  size_t max_connections = 10000;          // open at once, per worker
+};
+
 class Worker {
  public:
   // `log` may be null (no access log); `id` numbers the worker from 0.
-  Worker(const Persona& persona, const TableOptions& options, int id, LogWriter* log);
+  Worker(const Persona& persona, const TableOptions& table_options, const WorkerOptions& options,
+         int id, LogWriter* log);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
@@ -47,6 +58,7 @@ class Worker {
   WorkerStats& stats() { return stats_; }
   uv_loop_t* loop() { return &loop_; }
   const ResponseTable& table() const { return table_; }
+  const WorkerOptions& options() const { return options_; }
   AccessLog* access_log() { return access_log_.get(); }
   uv_buf_t read_buffer() { return uv_buf_init(read_buffer_, sizeof read_buffer_); }
   // Scratch space for the responses of one read; empty between reads.
@@ -77,6 +89,7 @@ class Worker {
   uv_async_t* done_ = nullptr;
   std::thread thread_;
   ResponseTable table_;
+  WorkerOptions options_;
   WorkerStats stats_;
   std::unique_ptr<AccessLog> access_log_;
   bool loop_ready_ = false;
