@@ -1,0 +1,298 @@
+// One case per row of the hardening table (docs/hardening.md), over a real
+// socket: the status the server answers and whether it then closes.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+#include <sstream>
+
+#include <thread>
+
+#include "test_client.h"
+
+namespace hello::test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Row {
+  const char* name;
+  std::string request;
+  int status;  // of the last response
+  bool closes;
+  std::vector<std::string> flags = {};
+  int responses = 1;
+};
+
+// Names the row in test output instead of dumping its bytes.
+void PrintTo(const Row& row, std::ostream* os) {
+  *os << row.name;
+}
+
+std::string repeat(std::string_view s, int n) {
+  std::string r;
+  for (int i = 0; i < n; ++i) r += s;
+  return r;
+}
+
+std::string headers(int count) {
+  std::string r;
+  for (int i = 0; i < count; ++i) r += "X-H" + std::to_string(i) + ": v\r\n";
+  return r;
+}
+
+int status_of(const std::string& response) {
+  if (response.size() < 12 || response.rfind("HTTP/1.", 0) != 0) return 0;
+  return std::stoi(response.substr(9, 3));
+}
+
+std::vector<Row> rows() {
+  const std::string get = "GET / HTTP/1.1\r\nHost: a\r\n\r\n";
+  return {
+      {"ClTe",
+       "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: "
+       "chunked\r\n\r\n0\r\n\r\n",
+       400, true},
+      {"TeCl",
+       "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length: "
+       "5\r\n\r\n0\r\n\r\n",
+       400, true},
+      {"DuplicateContentLength",
+       "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx", 400, true},
+      {"InvalidContentLength", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1x\r\n\r\nx", 400,
+       true},
+      {"TransferEncodingGzip", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n", 501,
+       true},
+      {"TransferEncodingIdentity",
+       "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: identity\r\n\r\n", 501, true},
+      {"TransferEncodingXchunked",
+       "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: xchunked\r\n\r\n", 501, true},
+      {"InvalidMethod", "G@T / HTTP/1.1\r\nHost: a\r\n\r\n", 400, true},
+      {"SpaceBeforeColon", "GET / HTTP/1.1\r\nHost : a\r\n\r\n", 400, true},
+      {"ControlCharacter", "GET / HTTP/1.1\r\nHost: a\r\nX: a\x01z\r\n\r\n", 400, true},
+      {"BareCr", "GET / HTTP/1.1\rHost: a\r\n\r\n", 400, true},
+      {"ObsFold", "GET / HTTP/1.1\r\nHost: a\r\nX: a\r\n b\r\n\r\n", 400, true},
+      {"MissingHost", "GET / HTTP/1.1\r\n\r\n", 400, true},
+      {"TwoHosts", "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400, true},
+      {"Http20", "GET / HTTP/2.0\r\nHost: a\r\n\r\n", 505, true},
+      {"Http09", "GET / HTTP/0.9\r\nHost: a\r\n\r\n", 505, true},
+      {"RequestLineTooLong",
+       "GET /" + std::string(2000, 'a') + " HTTP/1.1\r\nHost: a\r\n\r\n",
+       414,
+       true,
+       {"--max-header-bytes", "1024"}},
+      {"HeadTooLarge",
+       "GET / HTTP/1.1\r\nHost: a\r\nX: " + std::string(2000, 'a') + "\r\n\r\n",
+       431,
+       true,
+       {"--max-header-bytes", "1024"}},
+      {"TooManyHeaders", "GET / HTTP/1.1\r\nHost: a\r\n" + headers(101) + "\r\n", 431, true},
+      {"BodyTooLarge",
+       "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 101\r\n\r\n",
+       413,
+       true,
+       {"--max-body-bytes", "100"}},
+      {"ChunkedBodyTooLarge",
+       "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n65\r\n" +
+           std::string(101, 'x') + "\r\n0\r\n\r\n",
+       413,
+       true,
+       {"--max-body-bytes", "100"}},
+      {"BodyWithinLimitIsSkipped",
+       "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 100\r\n\r\n" + std::string(100, 'x') + get,
+       200,
+       false,
+       {"--max-body-bytes", "100"},
+       2},
+      {"UnknownExpect", "GET / HTTP/1.1\r\nHost: a\r\nExpect: teapot\r\n\r\n", 417, false},
+      {"Head", "HEAD / HTTP/1.1\r\nHost: a\r\n\r\n", 200, false},
+      {"RequestAfterConnectionClose",
+       "GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n" + get, 200, true},
+      {"Http10", "GET / HTTP/1.0\r\n\r\n", 200, true},
+      {"Http10KeepAlive", "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", 200, false},
+      {"Pipelined", get + get + get, 200, false, {}, 3},
+  };
+}
+
+class HardeningTest : public ::testing::TestWithParam<Row> {};
+
+TEST_P(HardeningTest, AnswersAndClosesAsTheTableSays) {
+  const Row& row = GetParam();
+  ServerProcess s("sanic", row.flags);
+  Client c(s.port());
+  ASSERT_TRUE(c.send(row.request));
+  bool head = row.request.rfind("HEAD", 0) == 0;
+  std::string response = c.read_response(head);
+  // Pipelined rows: the last answer counts; all must be there.
+  for (int i = 1; i < row.responses; ++i) response = c.read_response();
+  EXPECT_EQ(status_of(response), row.status) << response;
+  if (row.status >= 400 && row.closes) {
+    EXPECT_NE(response.find("connection: close\r\n"), std::string::npos) << response;
+  }
+  if (head) {
+    EXPECT_NE(response.find("content-length: 8\r\n"), std::string::npos);
+    EXPECT_EQ(response.find("Hello!!!"), std::string::npos) << "HEAD got a body";
+  }
+  auto rest = c.read_to_eof(row.closes ? 2000ms : 300ms);
+  EXPECT_EQ(rest.has_value(), row.closes);
+  if (rest) {
+    EXPECT_EQ(*rest, "") << "answered after the close";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, HardeningTest, ::testing::ValuesIn(rows()),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(Hardening, ExpectContinueGetsAnInterimAnswerFirst) {
+  ServerProcess s("sanic");
+  Client c(s.port());
+  ASSERT_TRUE(c.send(
+      "POST /json HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n"));
+  EXPECT_EQ(c.read_exactly(25), "HTTP/1.1 100 Continue\r\n\r\n");
+  ASSERT_TRUE(c.send("hello"));
+  EXPECT_EQ(status_of(c.read_response()), 405);
+  EXPECT_FALSE(c.read_to_eof(300ms).has_value()) << "closed";
+}
+
+TEST(Hardening, PipelinedRequestsSentOneByteAtATime) {
+  ServerProcess s("tornado");
+  Client c(s.port());
+  std::string pipeline = repeat("GET / HTTP/1.1\r\nHost: a\r\n\r\n", 3);
+  for (char ch : pipeline) {
+    ASSERT_TRUE(c.send(std::string_view(&ch, 1)));
+    std::this_thread::sleep_for(1ms);
+  }
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(status_of(c.read_response()), 200);
+}
+
+TEST(Hardening, SlowlorisGets408AtTheHeaderDeadline) {
+  ServerProcess s("sanic", {"--header-timeout", "1"});
+  Client c(s.port());
+  ASSERT_TRUE(c.send("GET / HTTP/1.1\r\nHost: a\r\nX-"));
+  auto start = Clock::now();
+  auto all = c.read_to_eof(4s);
+  ASSERT_TRUE(all.has_value());
+  EXPECT_EQ(status_of(*all), 408) << *all;
+  EXPECT_GE(Clock::now() - start, 900ms);
+}
+
+TEST(Hardening, IdleKeepAliveClosesAtTheIdleDeadline) {
+  ServerProcess s("spring", {"--keepalive-timeout", "1"});
+  Client c(s.port());
+  ASSERT_TRUE(c.send("GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+  std::string r = c.read_response();
+  EXPECT_NE(r.find("Keep-Alive: timeout=1\r\n"), std::string::npos) << r;
+  auto start = Clock::now();
+  auto rest = c.read_to_eof(4s);
+  ASSERT_TRUE(rest.has_value());
+  EXPECT_EQ(*rest, "");
+  EXPECT_GE(Clock::now() - start, 900ms);
+}
+
+TEST(Hardening, HalfClosedClientGetsItsAnswer) {
+  ServerProcess s("sanic");
+  Client c(s.port());
+  ASSERT_TRUE(c.send("GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+  c.shutdown_write();
+  auto all = c.read_to_eof();
+  ASSERT_TRUE(all.has_value());
+  EXPECT_EQ(status_of(*all), 200);
+}
+
+long rss_kib(pid_t pid) {
+  std::string status = read_file("/proc/" + std::to_string(pid) + "/status");
+  size_t at = status.find("VmRSS:");
+  return at == std::string::npos ? -1 : std::stol(status.substr(at + 6));
+}
+
+TEST(Hardening, ClientThatNeverReadsIsClosedAtTheSendDeadlineWhileOthersAreServed) {
+  ServerProcess s("sanic", {"--send-timeout", "1"});
+  long rss_before = rss_kib(s.pid());
+  Client hog(s.port());
+  // 100,000 pipelined requests (2.7 MB) whose answers are never read.
+  std::string batch = repeat("GET / HTTP/1.1\r\nHost: a\r\n\r\n", 1000);
+  std::thread writer([&] {
+    auto until = Clock::now() + 5s;
+    for (int i = 0; i < 100 && Clock::now() < until; ++i)
+      if (!hog.send(batch)) break;
+  });
+  std::this_thread::sleep_for(300ms);
+  long rss_during = rss_kib(s.pid());
+  Client other(s.port());
+  ASSERT_TRUE(other.send("GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+  EXPECT_EQ(status_of(other.read_response()), 200);
+  // The send deadline (1 s) plus the once-a-second check, with slack.
+  std::this_thread::sleep_for(3s);
+  writer.join();
+  // Closed with unread data in its buffers, the server's socket sent a reset:
+  // draining what reached us ends in ECONNRESET or EOF, never in "wait".
+  char buf[65536];
+  ssize_t n;
+  int rounds = 0;
+  while ((n = recv(hog.fd(), buf, sizeof buf, MSG_DONTWAIT)) > 0 && ++rounds < 10000) {
+  }
+  EXPECT_TRUE(n == 0 || (n < 0 && errno == ECONNRESET)) << "still open: " << strerror(errno);
+  EXPECT_LT(rss_during - rss_before, 16 * 1024) << "KiB of RSS growth";
+  EXPECT_EQ(s.stop(), 0);
+}
+
+TEST(Hardening, OutOfDescriptorsShedsWithoutSpinningAndRecovers) {
+  struct rlimit saved;
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &saved), 0);
+  struct rlimit low = saved;
+  low.rlim_cur = 64;
+  // The child inherits the limit; the test process gets its own back at once.
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  std::unique_ptr<ServerProcess> s;
+  try {
+    s = std::make_unique<ServerProcess>("sanic");
+  } catch (...) {
+  }
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &saved), 0);
+  ASSERT_TRUE(s);
+
+  auto cpu_ticks = [&] {
+    std::string stat = read_file("/proc/" + std::to_string(s->pid()) + "/stat");
+    std::istringstream in(stat.substr(stat.rfind(')') + 2));
+    std::string field;
+    long ticks = 0;
+    for (int i = 3; i <= 15 && in >> field; ++i)
+      if (i == 14 || i == 15) ticks += std::stol(field);
+    return ticks;
+  };
+  {
+    std::vector<std::unique_ptr<Client>> flood;
+    for (int i = 0; i < 200; ++i) flood.push_back(std::make_unique<Client>(s->port()));
+    std::this_thread::sleep_for(200ms);
+    long before = cpu_ticks();
+    std::this_thread::sleep_for(1s);
+    // Spinning on accept would burn about 100 ticks a second.
+    EXPECT_LT(cpu_ticks() - before, 30) << "spinning while out of descriptors";
+  }
+  // The flood is gone: new clients are served again.
+  std::this_thread::sleep_for(200ms);
+  Client c(s->port());
+  ASSERT_TRUE(c.send("GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+  EXPECT_EQ(status_of(c.read_response(false, 3s)), 200);
+  EXPECT_EQ(s->stop(), 0);
+}
+
+TEST(Hardening, MaxConnectionsClosesTheExcessAtOnce) {
+  ServerProcess s("sanic", {"--max-connections", "2"});
+  Client a(s.port()), b(s.port());
+  ASSERT_TRUE(a.send("GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+  ASSERT_EQ(status_of(a.read_response()), 200);
+  ASSERT_TRUE(b.send("GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+  ASSERT_EQ(status_of(b.read_response()), 200);
+  Client third(s.port());
+  auto r = third.read_to_eof(2s);
+  ASSERT_TRUE(r.has_value()) << "third connection left open";
+  EXPECT_EQ(*r, "");
+  EXPECT_EQ(s.stop(), 0);
+  EXPECT_NE(s.rest_of_stderr().find("1 connections rejected"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hello::test
