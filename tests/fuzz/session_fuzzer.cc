@@ -1,0 +1,91 @@
+// libFuzzer target over the socket-free heart: arbitrary bytes in, with the
+// limits on, fed in pieces of a size the input chooses. Built and run by
+// scripts/fuzz with AddressSanitizer and UndefinedBehaviorSanitizer.
+//
+// Input: byte 0 picks the persona variant (bits 0-1) and the piece size
+// (bits 2-7, 0 meaning all at once); the rest is what a client sends.
+#include <fcntl.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "access_log.h"
+#include "session.h"
+#include "test_persona.h"
+
+namespace {
+
+using hello::Persona;
+
+struct Fixture {
+  Fixture() : log_writer(open("/dev/null", O_WRONLY | O_CLOEXEC), true, 1) {
+    for (int i = 0; i < 4; ++i) {
+      Persona p = hello::test::kTestPersona;
+      p.always_close = i & 1;
+      p.keep_alive_http10 = !(i & 2);
+      p.head_allowed = !(i & 2);
+      tables[i] =
+          std::make_unique<hello::ResponseTable>(p, hello::TableOptions{.json = (i & 1) != 0});
+    }
+    log = std::make_unique<hello::AccessLog>(log_writer, 0, stats.log_lines_dropped);
+  }
+  hello::LogWriter log_writer;
+  std::unique_ptr<hello::ResponseTable> tables[4];
+  hello::WorkerStats stats;
+  std::unique_ptr<hello::AccessLog> log;
+};
+
+// Small limits, so inputs reach them.
+constexpr hello::Limits kLimits{.max_header_bytes = 1024, .max_body_bytes = 4096};
+
+void check(bool ok, const char* what) {
+  if (!ok) {
+    fprintf(stderr, "invariant broken: %s\n", what);
+    abort();
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static Fixture fixture;
+  if (size == 0) return 0;
+  int variant = data[0] & 3;
+  size_t piece = data[0] >> 2;
+  const char* bytes = reinterpret_cast<const char*>(data + 1);
+  size_t left = size - 1;
+  if (piece == 0) piece = left > 0 ? left : 1;
+
+  hello::Session session(*fixture.tables[variant], fixture.stats, fixture.log.get(), kLimits);
+  session.reset("127.0.0.1");
+  std::string out;
+  bool open = true;
+  uint64_t before = fixture.stats.requests.get() + fixture.stats.parse_errors.get();
+  while (left > 0) {
+    size_t n = piece < left ? piece : left;
+    size_t had = out.size();
+    bool was_open = open;
+    open = session.feed(bytes, n, out);
+    if (!was_open) check(out.size() == had, "answered after closing");
+    check(out.size() == had || memcmp(out.data() + had, "HTTP/1.", 7) == 0,
+          "output does not start with a status line");
+    bytes += n;
+    left -= n;
+  }
+  if (open && session.mid_request()) {
+    size_t had = out.size();
+    session.time_out(out);
+    check(out.compare(had, 13, "HTTP/1.1 408 ") == 0 || out.compare(had, 13, "HTTP/1.0 408 ") == 0,
+          "a timed-out request did not get 408");
+    check(session.closing(), "still open after 408");
+  }
+  // Every response is at least a status line and a blank line, so the
+  // output can never outgrow the answers the input could have asked for.
+  uint64_t answered = fixture.stats.requests.get() + fixture.stats.parse_errors.get() - before;
+  check(out.size() <= (answered + 1) * 1024, "output larger than its answers");
+  fixture.log->flush();
+  return 0;
+}
