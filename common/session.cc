@@ -88,7 +88,7 @@ bool Session::feed(const char* data, size_t len, std::string& out) {
         // llhttp also says "invalid version" when a valid HTTP/1.x is not
         // followed by CRLF; only a version we do not speak earns 505.
         bool http1x = parser_.http_major == 1 && parser_.http_minor <= 1;
-        status = err == HPE_INVALID_VERSION && !http1x   ? 505
+        status = err == HPE_INVALID_VERSION && !http1x  ? 505
                  : err == HPE_INVALID_TRANSFER_ENCODING ? 501
                                                         : 400;
       }

@@ -20,6 +20,9 @@ namespace {
 // ab -c 1000 opens its connections at once and needs room for all of them.
 constexpr int kListenBacklog = 4096;
 
+// How long a worker out of descriptors stops accepting before it tries again.
+constexpr uint64_t kRelistenMs = 250;
+
 }  // namespace
 
 struct WorkerCallbacks {
@@ -28,6 +31,8 @@ struct WorkerCallbacks {
   static void date_timer(uv_timer_t* t) { of(t)->on_date_timer(); }
   static void command(uv_async_t* a) { of(a)->on_command(); }
   static void closed(uv_handle_t*) {}
+  static void listener_closed(uv_handle_t* h) { of(h)->on_listener_closed(); }
+  static void relisten(uv_timer_t* t) { of(t)->on_relisten(); }
 };
 
 Worker::Worker(const Persona& persona, const TableOptions& table_options,
@@ -43,9 +48,12 @@ int Worker::init() {
   if (rc != 0) return rc;
   loop_ready_ = true;
   if ((rc = uv_timer_init(&loop_, &date_timer_)) != 0) return rc;
-  date_timer_.data = this;
+  date_timer_.data = relisten_timer_.data = this;
+  // Cannot fail: a timer needs no descriptor.
+  uv_timer_init(&loop_, &relisten_timer_);
   if ((rc = uv_async_init(&loop_, &command_async_, WorkerCallbacks::command)) != 0) {
     uv_close(reinterpret_cast<uv_handle_t*>(&date_timer_), WorkerCallbacks::closed);
+    uv_close(reinterpret_cast<uv_handle_t*>(&relisten_timer_), WorkerCallbacks::closed);
     uv_run(&loop_, UV_RUN_DEFAULT);
     uv_loop_close(&loop_);
     loop_ready_ = false;
@@ -73,8 +81,16 @@ Worker::~Worker() {
 }
 
 int Worker::listen(const struct sockaddr* addr) {
+  memcpy(&address_, addr,
+         addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
+  return open_listener();
+}
+
+int Worker::open_listener() {
+  const struct sockaddr* addr = reinterpret_cast<const struct sockaddr*>(&address_);
   int rc = uv_tcp_init_ex(&loop_, &listener_, addr->sa_family);
   if (rc != 0) return rc;
+  listener_.data = this;
   listening_ = true;
   // libuv 1.44 has no UV_TCP_REUSEPORT: set it on the fd before binding so
   // every worker can own a listener on the same address.
@@ -86,6 +102,35 @@ int Worker::listen(const struct sockaddr* addr) {
   if ((rc = uv_tcp_bind(&listener_, addr, 0)) != 0) return rc;
   return uv_listen(reinterpret_cast<uv_stream_t*>(&listener_), kListenBacklog,
                    WorkerCallbacks::connection);
+}
+
+// Out of descriptors, libuv's accept loop spins calling us with EMFILE once
+// its reserve descriptor is gone (another worker's thread can take the one
+// it frees). Closing the listener is the only way to end that loop; the
+// kernel sends new connections to the other workers' listeners meanwhile,
+// and this worker listens again a moment later.
+void Worker::pause_accepting() {
+  if (!listening_ || stopping_) return;
+  listening_ = false;
+  uv_close(reinterpret_cast<uv_handle_t*>(&listener_), WorkerCallbacks::listener_closed);
+}
+
+void Worker::on_listener_closed() {
+  if (stopping_) return;
+  int rc = uv_timer_start(&relisten_timer_, WorkerCallbacks::relisten, kRelistenMs, 0);
+  assert(rc == 0);
+  (void)rc;
+}
+
+void Worker::on_relisten() {
+  if (stopping_) return;
+  int rc = open_listener();
+  if (rc == 0) return;
+  if (listening_) {
+    pause_accepting();  // the half-made listener closes and the timer rearms
+  } else {
+    on_listener_closed();
+  }
 }
 
 int Worker::port() const {
@@ -132,6 +177,8 @@ void Worker::on_command() {
   if (level >= 1 && !stopping_) {
     stopping_ = true;
     if (listening_) uv_close(reinterpret_cast<uv_handle_t*>(&listener_), WorkerCallbacks::closed);
+    listening_ = false;
+    uv_timer_stop(&relisten_timer_);
     for (Connection* c = live_; c != nullptr; c = c->next) c->drain();
   }
   if (level >= 2)
@@ -146,6 +193,7 @@ void Worker::finish_if_done() {
     return;
   if (access_log_) access_log_->flush();
   uv_close(reinterpret_cast<uv_handle_t*>(&date_timer_), WorkerCallbacks::closed);
+  uv_close(reinterpret_cast<uv_handle_t*>(&relisten_timer_), WorkerCallbacks::closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&command_async_), WorkerCallbacks::closed);
 }
 
@@ -154,6 +202,7 @@ void Worker::on_connection(int status) {
   // has already dropped it; keep serving the connections we have.
   if (status < 0) {
     stats_.accept_errors.add();
+    if (status == UV_EMFILE || status == UV_ENFILE) pause_accepting();
     return;
   }
   if (stopping_) return;

@@ -70,6 +70,10 @@ class Worker {
  private:
   friend struct WorkerCallbacks;
 
+  int open_listener();
+  void pause_accepting();
+  void on_listener_closed();
+  void on_relisten();
   void on_connection(int status);
   void on_date_timer();
   void on_command();
@@ -84,6 +88,8 @@ class Worker {
   uv_loop_t loop_;
   uv_tcp_t listener_;
   uv_timer_t date_timer_;
+  uv_timer_t relisten_timer_;
+  struct sockaddr_storage address_;
   uv_async_t command_async_;
   std::atomic<int> command_{0};  // 1: stop gracefully, 2: force
   uv_async_t* done_ = nullptr;

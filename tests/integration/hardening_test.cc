@@ -247,7 +247,9 @@ TEST(Hardening, OutOfDescriptorsShedsWithoutSpinningAndRecovers) {
   ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
   std::unique_ptr<ServerProcess> s;
   try {
-    s = std::make_unique<ServerProcess>("sanic");
+    // Two workers: each has its own reserve descriptor, and either can take
+    // the one the other frees, which is when libuv alone would spin.
+    s = std::make_unique<ServerProcess>("sanic", std::vector<std::string>{"-w", "2"});
   } catch (...) {
   }
   ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &saved), 0);
