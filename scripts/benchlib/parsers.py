@@ -1,0 +1,117 @@
+"""Parsers for the output of ab, wrk, h2load and locust's CSV.
+
+Each returns a dict with the same keys (None where the tool does not say):
+requests (completed), failed, non2xx, rps, bytes (transferred), p50, p90,
+p99 (latency in milliseconds). Output that does not look like a finished
+run raises ParseError with the tool's own last words.
+"""
+import csv
+import io
+import re
+
+
+class ParseError(Exception):
+    pass
+
+
+def _result(**kw):
+    keys = ("requests", "failed", "non2xx", "rps", "bytes", "p50", "p90", "p99")
+    return {k: kw.get(k) for k in keys}
+
+
+def _last_words(text):
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "no output"
+
+
+def _number(pattern, text, cast=float, default=None):
+    m = re.search(pattern, text, re.MULTILINE)
+    return cast(m.group(1)) if m else default
+
+
+_UNITS_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}
+_UNITS_BYTES = {"B": 1, "KB": 1024, "MB": 1024 ** 2, "GB": 1024 ** 3, "TB": 1024 ** 4}
+
+
+def _ms(value, unit):
+    return float(value) * _UNITS_MS[unit]
+
+
+def parse_ab(text):
+    """ApacheBench 2.3."""
+    requests = _number(r"^Complete requests:\s+(\d+)", text, int)
+    if requests is None:
+        raise ParseError("ab did not finish: " + _last_words(text))
+    pct = dict(re.findall(r"^\s+(\d+)%\s+(\d+)", text, re.MULTILINE))
+    return _result(
+        requests=requests,
+        failed=_number(r"^Failed requests:\s+(\d+)", text, int, 0),
+        non2xx=_number(r"^Non-2xx responses:\s+(\d+)", text, int, 0),
+        rps=_number(r"^Requests per second:\s+([\d.]+)", text),
+        bytes=_number(r"^Total transferred:\s+(\d+) bytes", text, int),
+        p50=float(pct["50"]) if "50" in pct else None,
+        p90=float(pct["90"]) if "90" in pct else None,
+        p99=float(pct["99"]) if "99" in pct else None,
+    )
+
+
+def parse_wrk(text):
+    """wrk 4.x, with or without --latency."""
+    m = re.search(r"^\s+(\d+) requests in [\d.]+\w+, ([\d.]+)(\w+) read", text, re.MULTILINE)
+    if not m:
+        raise ParseError("wrk did not finish: " + _last_words(text))
+    socket = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
+    pct = {p: _ms(v, u) for p, v, u in re.findall(r"^\s+(\d+)%\s+([\d.]+)(us|ms|s|m)$", text, re.MULTILINE)}
+    return _result(
+        requests=int(m.group(1)),
+        failed=sum(int(x) for x in socket.groups()) if socket else 0,
+        non2xx=_number(r"Non-2xx or 3xx responses: (\d+)", text, int, 0),
+        rps=_number(r"^Requests/sec:\s+([\d.]+)", text),
+        bytes=int(float(m.group(2)) * _UNITS_BYTES[m.group(3)]),
+        p50=pct.get("50"),
+        p90=pct.get("90"),
+        p99=pct.get("99"),
+    )
+
+
+def parse_h2load(text):
+    """h2load (nghttp2 1.52) with --h1. It reports no latency percentiles."""
+    m = re.search(r"^requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, "
+                  r"(\d+) errored, (\d+) timeout", text, re.MULTILINE)
+    if not m:
+        raise ParseError("h2load did not finish: " + _last_words(text))
+    codes = re.search(r"^status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx", text, re.MULTILINE)
+    return _result(
+        requests=int(m.group(3)),
+        failed=int(m.group(5)) + int(m.group(6)) + int(m.group(7)),
+        non2xx=sum(int(x) for x in codes.groups()[1:]) if codes else 0,
+        rps=_number(r"^finished in [\d.]+\w+, ([\d.]+) req/s", text),
+        bytes=_number(r"^traffic: .*?\((\d+)\) total", text, int),
+    )
+
+
+def parse_locust_csv(text):
+    """The _stats.csv that locust --csv writes; the Aggregated row counts."""
+    rows = [r for r in csv.DictReader(io.StringIO(text)) if r.get("Name") == "Aggregated"]
+    if not rows:
+        raise ParseError("locust wrote no Aggregated row")
+    r = rows[0]
+
+    def number(key):
+        value = r.get(key)
+        return float(value) if value not in (None, "", "N/A") else None
+
+    requests = int(r["Request Count"])
+    return _result(
+        requests=requests,
+        failed=int(r["Failure Count"]),
+        non2xx=0,  # locust counts non-2xx answers as failures
+        rps=number("Requests/s"),
+        bytes=int(number("Average Content Size") * requests) if number("Average Content Size") is not None else None,
+        p50=number("50%"),
+        p90=number("90%"),
+        p99=number("99%"),
+    )
+
+
+PARSERS = {"ab": parse_ab, "wrk": parse_wrk, "h2load": parse_h2load, "locust": parse_locust_csv}

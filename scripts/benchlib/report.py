@@ -1,0 +1,195 @@
+"""results.json, results.csv, report.md and the charts of one bench run."""
+import csv
+import json
+import os
+
+# Published figures of the articles (shared/articles), for the rows of
+# frameworks that cannot run here and for side-by-side tables.
+ARTICLES = {
+    "ab-close": [
+        {"framework": "Flask", "persona": "flask", "peer": "flask", "rps": 534.07, "source": "000: ab -n 20000 -c 1000"},
+        {"framework": "Flask + gunicorn", "persona": "gunicorn", "peer": "gunicorn", "rps": 4319.60,
+         "source": "000: ab -n 20000 -c 1000"},
+        {"framework": "Sanic (fast=True, access_log=False)", "persona": "sanic", "peer": None, "rps": 6221.97,
+         "source": "000: ab -n 20000 -c 1000"},
+        {"framework": "Spring", "persona": "spring", "peer": None, "rps": 5477.01, "source": "000: ab -n 20000 -c 1000"},
+        {"framework": "Tornado 6.0.2 (2 processes)", "persona": "tornado", "peer": "tornado", "rps": 1215.33,
+         "source": "001: ab -c 30 -n 100000"},
+    ],
+    "locust-keepalive": [
+        {"framework": "Flask", "persona": "flask", "peer": "flask", "rps": 463, "source": "002: locust, 10 users"},
+        {"framework": "aiohttp", "persona": "aiohttp", "peer": "aiohttp", "rps": 1455, "source": "002: locust, 10 users"},
+        {"framework": "Starlette (uvicorn)", "persona": "starlette", "peer": "starlette", "rps": 1539,
+         "source": "002: locust, 10 users"},
+    ],
+}
+
+CELL_FIELDS = ["target", "kind", "workers", "tool", "mode", "connections", "runs", "clean_runs", "rps", "p50_ms",
+               "p90_ms", "p99_ms", "cpu_us_per_request", "peak_rss_kib", "requests", "failed", "non2xx",
+               "bytes", "error"]
+
+
+def _fmt(value, digits=0):
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.{digits}f}"
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def write_json(out, meta, runs, cells):
+    with open(os.path.join(out, "results.json"), "w") as f:
+        json.dump({"meta": meta, "cells": cells, "runs": runs}, f, indent=2)
+
+
+def write_csv(out, cells):
+    with open(os.path.join(out, "results.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=CELL_FIELDS, extrasaction="ignore")
+        w.writeheader()
+        for c in cells:
+            w.writerow(c)
+
+
+def cell_table(cells):
+    lines = ["| target | workers | tool | mode | req/s (median) | p50 / p90 / p99 ms | CPU µs/req | peak RSS KiB | runs | problems |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for c in cells:
+        lat = " / ".join(_fmt(c.get(k), 2) for k in ("p50_ms", "p90_ms", "p99_ms"))
+        lines.append(f"| {c['target']} | {c['workers']} | {c['tool']} | {c['mode']} | {_fmt(c.get('rps'))} | {lat} | "
+                     f"{_fmt(c.get('cpu_us_per_request'), 1)} | {_fmt(c.get('peak_rss_kib'))} | "
+                     f"{c.get('clean_runs', 0)}/{c.get('runs', 0)} | {c.get('error') or ''} |")
+    return "\n".join(lines)
+
+
+def article_tables(cells):
+    """The articles' rows beside the real framework and the persona here."""
+    out = []
+    for key, rows in ARTICLES.items():
+        tool, mode = key.split("-")
+        mine = {(c["kind"], c["name"]): c for c in cells
+                if c["tool"] == tool and c["mode"] == mode and c["workers"] == 1 and not c.get("variant")}
+        if not any(k[0] == "persona" for k in mine):
+            continue
+        out.append(f"### {tool}, {mode}\n")
+        out.append("| framework | article req/s (their machine) | real framework here | persona here | persona / real |")
+        out.append("| --- | --- | --- | --- | --- |")
+        for r in rows:
+            real = mine.get(("peer", r["peer"])) if r["peer"] else None
+            persona = mine.get(("persona", r["persona"]))
+            real_rps = real.get("rps") if real else None
+            persona_rps = persona.get("rps") if persona else None
+            if r["peer"] is None:
+                real_text = "cannot run here: the article's figure is the only one"
+            elif real is None:
+                real_text = "not run"
+            else:
+                real_text = _fmt(real_rps) if real_rps else f"failed: {real.get('error')}"
+            ratio = f"{persona_rps / real_rps:,.1f} x" if persona_rps and real_rps else "-"
+            out.append(f"| {r['framework']} | {r['rps']:,.2f} ({r['source']}) | {real_text} | "
+                       f"{_fmt(persona_rps) if persona else 'not run'} | {ratio} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def access_log_table(cells):
+    pairs = {}
+    for c in cells:
+        if c.get("variant") in ("log-off", "log-on"):
+            pairs.setdefault((c["name"], c["tool"], c["mode"], c["workers"]), {})[c["variant"]] = c
+    if not pairs:
+        return ""
+    lines = ["| persona | tool | mode | log | req/s | CPU µs/req | CPU ratio (on / off) |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for (name, tool, mode, _), p in pairs.items():
+        off, on = p.get("log-off"), p.get("log-on")
+        ratio = "-"
+        if off and on and off.get("cpu_us_per_request") and on.get("cpu_us_per_request"):
+            ratio = f"{on['cpu_us_per_request'] / off['cpu_us_per_request']:.3f}"
+        for label, c in (("off", off), ("on (to a file)", on)):
+            if c:
+                lines.append(f"| hello-{name} | {tool} | {mode} | {label} | {_fmt(c.get('rps'))} | "
+                             f"{_fmt(c.get('cpu_us_per_request'), 2)} | {ratio if label != 'off' else ''} |")
+    return "\n".join(lines)
+
+
+def charts(out, cells):
+    """PNG charts; returns their file names (empty if matplotlib is missing)."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return []
+    made = []
+    clean = [c for c in cells if c.get("rps") and not c.get("variant")]
+    if not clean:
+        return made
+    # One configuration for the bars: the most common (tool, mode) at 1 worker.
+    configs = {}
+    for c in clean:
+        if c["workers"] == 1:
+            configs[(c["tool"], c["mode"])] = configs.get((c["tool"], c["mode"]), 0) + 1
+    if configs:
+        tool, mode = max(configs, key=configs.get)
+        bars = [c for c in clean if c["workers"] == 1 and c["tool"] == tool and c["mode"] == mode]
+        for field, title, name, unit in (
+                ("rps", f"Requests per second ({tool}, {mode}, 1 worker, median)", "rps.png", "requests/s"),
+                ("cpu_us_per_request", f"Server CPU per request ({tool}, {mode}, 1 worker, median)", "cpu.png",
+                 "CPU µs per request (user + system)")):
+            data = [(c["target"], c[field]) for c in bars if c.get(field)]
+            if not data:
+                continue
+            fig, ax = plt.subplots(figsize=(9, 0.5 * len(data) + 1.5))
+            colors = ["tab:blue" if c.startswith("hello-") else "tab:gray" for c, _ in data]
+            ax.barh([d[0] for d in data], [d[1] for d in data], color=colors)
+            for i, (_, v) in enumerate(data):
+                ax.text(v, i, f" {v:,.0f}" if v >= 10 else f" {v:.1f}", va="center", fontsize=8)
+            ax.set_xlabel(unit)
+            ax.set_title(title)
+            ax.invert_yaxis()
+            fig.tight_layout()
+            fig.savefig(os.path.join(out, name), dpi=100)
+            plt.close(fig)
+            made.append(name)
+    # Requests per second against worker count, one line per target and configuration.
+    series = {}
+    for c in clean:
+        series.setdefault((c["target"], c["tool"], c["mode"]), []).append((c["workers"], c["rps"]))
+    series = {k: sorted(v) for k, v in series.items() if len(v) > 1}
+    if series:
+        fig, ax = plt.subplots(figsize=(8, 5))
+        for (target, tool, mode), points in sorted(series.items()):
+            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=f"{target} ({tool}, {mode})")
+        ax.set_xlabel("workers")
+        ax.set_ylabel("requests/s (median)")
+        ax.set_xticks(sorted({p[0] for v in series.values() for p in v}))
+        ax.set_title("Requests per second against worker count")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, "workers.png"), dpi=100)
+        plt.close(fig)
+        made.append("workers.png")
+    return made
+
+
+def write_markdown(out, meta, cells, chart_files):
+    problems = [c for c in cells if c.get("error")]
+    parts = [f"# Bench run {meta['started']}", "",
+             f"Machine: {meta['nproc']} CPUs, {meta['cpu_model']}, kernel {meta['kernel']}. "
+             f"Server on CPU {meta['server_cpus']}, load tool on CPU {meta['tool_cpus']} (`taskset`). "
+             f"Each cell is the median of {meta['repeat']} runs of {meta['load']}, {meta['connections']} connections.",
+             "", f"Command: `{meta['command']}`", ""]
+    if problems:
+        parts += ["## Problems", "", "These cells are not clean; their medians use only the clean runs, if any.", ""]
+        parts += [f"- {c['target']} ({c['tool']}, {c['mode']}, {c['workers']} workers): {c['error']}" for c in problems]
+        parts.append("")
+    articles = article_tables(cells)
+    if articles:
+        parts += ["## Beside the articles", "", articles]
+    log = access_log_table(cells)
+    if log:
+        parts += ["## Access log on and off", "", log, ""]
+    parts += ["## All cells", "", cell_table([c for c in cells]), ""]
+    if chart_files:
+        parts += ["## Charts", ""] + [f"![{name}]({name})" for name in chart_files] + [""]
+    with open(os.path.join(out, "report.md"), "w") as f:
+        f.write("\n".join(parts))

@@ -1,0 +1,240 @@
+"""The servers a bench run measures: personas, the real frameworks, nginx.
+
+A Target knows how to start itself on a port with N workers, pinned to the
+server CPUs, how to tell it is ready, and how to stop it gracefully. While
+it runs, its CPU time and peak RSS are read from /proc over its whole
+process tree (gunicorn, uvicorn and Tornado fork workers).
+"""
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+PEERS = os.path.join(ROOT, "scripts", "peers")
+# The real frameworks are Debian's packages, importable by Debian's python3.
+PYTHON = "/usr/bin/python3"
+
+PERSONA_PORTS = {"flask": 5000, "gunicorn": 5000, "sanic": 5001, "tornado": 9093,
+                 "spring": 10001, "aiohttp": 8080, "starlette": 8000}
+# The path each article measured.
+PERSONA_PATHS = {"aiohttp": "/index", "starlette": "/index"}
+
+
+class StartError(Exception):
+    pass
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _stat(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return {"ppid": int(fields[1]), "ticks": int(fields[11]) + int(fields[12])}
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _hwm_kib(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def process_tree(root):
+    """The pid and all its descendants that are alive now."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            st = _stat(int(entry))
+            if st:
+                children.setdefault(st["ppid"], []).append(int(entry))
+    tree, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        tree.append(pid)
+        todo.extend(children.get(pid, []))
+    return tree
+
+
+class Target:
+    """One server to measure. Subclasses say how to start it."""
+
+    kind = "persona"
+
+    def __init__(self, name, path="/", workers=1, cpus="1", extra=()):
+        self.name = name
+        self.path = path
+        self.workers = workers
+        self.cpus = cpus
+        self.extra = list(extra)
+        self.port = None
+        self.proc = None
+        self.log = None
+        self.tmp = None
+
+    @property
+    def label(self):
+        return self.name
+
+    def supports_workers(self, n):
+        return True
+
+    def command(self):
+        raise NotImplementedError
+
+    def env(self):
+        return dict(os.environ, PORT=str(self.port), WORKERS=str(self.workers))
+
+    def ready(self, deadline):
+        """Waits until the target accepts connections on its port."""
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                return False
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    return True
+            except OSError:
+                time.sleep(0.1)
+        return False
+
+    def start(self, timeout=20):
+        self.port = free_port()
+        self.tmp = tempfile.mkdtemp(prefix=f"bench-{self.name}-")
+        self.log = open(os.path.join(self.tmp, "stderr.log"), "w+")
+        cmd = ["taskset", "-c", self.cpus] + self.command()
+        self.proc = subprocess.Popen(cmd, cwd=PEERS, env=self.env(), stdout=subprocess.DEVNULL,
+                                     stderr=self.log, start_new_session=True)
+        if not self.ready(time.time() + timeout):
+            tail = self.stderr_tail()
+            self.stop()
+            raise StartError(f"{self.label} did not start: {tail or 'no output'}")
+
+    def stderr_tail(self, lines=3):
+        if not self.log:
+            return ""
+        self.log.flush()
+        self.log.seek(0)
+        text = [line.strip() for line in self.log.read().splitlines() if line.strip()]
+        return " | ".join(text[-lines:])
+
+    def cpu_seconds(self):
+        hz = os.sysconf("SC_CLK_TCK")
+        return sum((_stat(p) or {"ticks": 0})["ticks"] for p in process_tree(self.proc.pid)) / hz
+
+    def peak_rss_kib(self):
+        return sum(_hwm_kib(p) for p in process_tree(self.proc.pid))
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(timeout=15)
+            except (subprocess.TimeoutExpired, ProcessLookupError):
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                self.proc.wait()
+        if self.log:
+            self.log.close()
+            self.log = None
+        if self.tmp:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.tmp = None
+
+
+class Persona(Target):
+    kind = "persona"
+
+    def __init__(self, name, build_dir, **kw):
+        kw.setdefault("path", PERSONA_PATHS.get(name, "/"))
+        super().__init__(name, **kw)
+        self.binary = os.path.join(build_dir, f"hello-{name}")
+
+    @property
+    def label(self):
+        return f"hello-{self.name}" + (" +log" if any(a.startswith("--access-log") for a in self.extra) else "")
+
+    def command(self):
+        extra = [a.replace("@TMP@", self.tmp) for a in self.extra]
+        return [self.binary, "-H", "127.0.0.1", "-p", str(self.port), "-w", str(self.workers)] + extra
+
+    def ready(self, deadline):
+        # Our servers say when every worker listens.
+        while time.time() < deadline:
+            if "listening on" in self.stderr_tail(5):
+                return True
+            if self.proc.poll() is not None:
+                return False
+            time.sleep(0.05)
+        return False
+
+
+class Floor(Persona):
+    """hello-floor, when the build has it: the no-HTTP calibration server."""
+
+    def __init__(self, build_dir, **kw):
+        super().__init__("floor", build_dir, **kw)
+
+
+class Peer(Target):
+    kind = "peer"
+
+    def __init__(self, name, argv, path, max_workers=None, **kw):
+        super().__init__(name, path=path, **kw)
+        self.argv = argv
+        self.max_workers = max_workers
+
+    @property
+    def label(self):
+        return f"{self.name} (real)"
+
+    def supports_workers(self, n):
+        return self.max_workers is None or n <= self.max_workers
+
+    def command(self):
+        return [a.replace("@PORT@", str(self.port)).replace("@WORKERS@", str(self.workers)) for a in self.argv]
+
+
+class Nginx(Target):
+    kind = "peer"
+
+    @property
+    def label(self):
+        return "nginx"
+
+    def command(self):
+        with open(os.path.join(PEERS, "nginx.conf.in")) as f:
+            conf = f.read()
+        conf = conf.replace("@WORKERS@", str(self.workers)).replace("@PORT@", str(self.port))
+        conf = conf.replace("@PREFIX@", self.tmp)
+        path = os.path.join(self.tmp, "nginx.conf")
+        with open(path, "w") as f:
+            f.write(conf)
+        return ["/usr/sbin/nginx", "-p", self.tmp, "-c", path]
+
+
+def peers(**kw):
+    """The real frameworks of the articles, and nginx."""
+    return [
+        Peer("flask", [PYTHON, "flask_app.py"], "/", max_workers=1, **kw),
+        Peer("gunicorn", ["/usr/bin/gunicorn", "-w", "@WORKERS@", "-b", "127.0.0.1:@PORT@", "flask_app:app"], "/", **kw),
+        Peer("tornado", [PYTHON, "tornado_app.py"], "/", **kw),
+        Peer("aiohttp", [PYTHON, "aiohttp_app.py"], "/index", max_workers=1, **kw),
+        Peer("starlette", [PYTHON, "starlette_app.py"], "/index", max_workers=1, **kw),
+        Nginx("nginx", path="/", **kw),
+    ]
