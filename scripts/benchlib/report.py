@@ -180,7 +180,7 @@ def write_markdown(out, meta, cells, chart_files):
              "", f"Command: `{meta['command']}`", ""]
     if problems:
         parts += ["## Problems", "", "These cells are not clean; their medians use only the clean runs, if any.", ""]
-        parts += [f"- {c['target']} ({c['tool']}, {c['mode']}, {c['workers']} workers): {c['error']}" for c in problems]
+        parts += [f"- {c['target']} ({c['tool']}, {c['mode']}, workers {c['workers']}): {c['error']}" for c in problems]
         parts.append("")
     articles = article_tables(cells)
     if articles:
