@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -9,7 +10,7 @@
 namespace hello {
 
 LogWriter::LogWriter(int fd, bool owns_fd, int workers)
-    : fd_(fd), owns_fd_(owns_fd), spare_(workers), allocated_(workers, 0) {
+    : fd_(fd), owns_fd_(owns_fd), spare_(workers), allocated_(workers, 0), lost_(workers, 0) {
   queue_.reserve(static_cast<size_t>(workers) * kMaxBuffers);
   thread_ = std::thread([this] { run(); });
 }
@@ -32,7 +33,7 @@ bool LogWriter::submit(int worker, std::string& buf) {
     } else {
       return false;
     }
-    queue_.push_back({worker, std::move(buf)});
+    queue_.push_back({worker, std::move(buf), 0});
   }
   wake_.notify_one();
   buf = std::move(fresh);
@@ -42,14 +43,23 @@ bool LogWriter::submit(int worker, std::string& buf) {
   return true;
 }
 
-void LogWriter::stop() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (stopping_ && !thread_.joinable()) return;
-    stopping_ = true;
-  }
+bool LogWriter::stop(std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  stopping_ = true;
   wake_.notify_one();
+  if (!finished_wake_.wait_until(lock, deadline, [this] { return finished_; })) {
+    for (const Pending& p : queue_)
+      lost_[p.worker] += static_cast<uint64_t>(std::count(p.buf.begin(), p.buf.end(), '\n'));
+    return false;
+  }
+  lock.unlock();
   if (thread_.joinable()) thread_.join();
+  return true;
+}
+
+uint64_t LogWriter::lines_lost(int worker) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return lost_[worker];
 }
 
 void LogWriter::run() {
@@ -58,7 +68,11 @@ void LogWriter::run() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
     wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // stopping, and everything is written
+    if (queue_.empty()) {  // stopping, and everything is written
+      finished_ = true;
+      finished_wake_.notify_all();
+      return;
+    }
     batch.swap(queue_);
     lock.unlock();
     for (Pending& p : batch) {
@@ -71,10 +85,15 @@ void LogWriter::run() {
         at += n;
         left -= static_cast<size_t>(n);
       }
+      // Lines cut off by a failed write are lost, and counted.
+      p.lost = static_cast<uint64_t>(std::count(at, at + left, '\n'));
       p.buf.clear();
     }
     lock.lock();
-    for (Pending& p : batch) spare_[p.worker].push_back(std::move(p.buf));
+    for (Pending& p : batch) {
+      lost_[p.worker] += p.lost;
+      spare_[p.worker].push_back(std::move(p.buf));
+    }
     batch.clear();
   }
 }
@@ -128,7 +147,7 @@ void AccessLog::append(std::string_view peer, std::string_view method, std::stri
   } else {
     put(buf_, method);
     buf_ += ' ';
-    put(buf_, target.substr(0, kMaxLine / 2));
+    put(buf_, target);  // Session keeps at most 256 bytes of it
     put(buf_, http_minor == 0 ? " HTTP/1.0" : " HTTP/1.1");
   }
   put(buf_, "\" ");
@@ -143,6 +162,12 @@ void AccessLog::append(std::string_view peer, std::string_view method, std::stri
 
 void AccessLog::flush() {
   if (!buf_.empty()) writer_.submit(worker_, buf_);
+}
+
+void AccessLog::flush_final() {
+  if (buf_.empty() || writer_.submit(worker_, buf_)) return;
+  dropped_.add(static_cast<uint64_t>(std::count(buf_.begin(), buf_.end(), '\n')));
+  buf_.clear();
 }
 
 }  // namespace hello

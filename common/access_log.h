@@ -5,8 +5,10 @@
 // further lines are dropped and counted.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <ctime>
 #include <mutex>
 #include <string>
@@ -34,13 +36,20 @@ class LogWriter {
   // Queues `buf` for writing and gives the worker an empty buffer in its
   // place. Returns false, leaving `buf` alone, if the worker's backlog is full.
   bool submit(int worker, std::string& buf);
-  // Writes everything queued, then ends the writer thread.
-  void stop();
+  // Writes everything queued, then ends the writer thread. Returns false if
+  // the writer is still blocked (a consumer that stopped reading) at
+  // `deadline`; the thread then still uses this object, which must be kept.
+  bool stop(std::chrono::steady_clock::time_point deadline =
+                std::chrono::steady_clock::time_point::max());
+  // Lines of `worker` that could not be written (the reader went away), or
+  // were still queued when stop() gave up.
+  uint64_t lines_lost(int worker);
 
  private:
   struct Pending {
     int worker;
     std::string buf;
+    uint64_t lost;  // lines of buf a failed write did not deliver
   };
   void run();
 
@@ -51,7 +60,10 @@ class LogWriter {
   std::vector<Pending> queue_;
   std::vector<std::vector<std::string>> spare_;  // per worker, emptied buffers
   std::vector<size_t> allocated_;                // per worker, buffers in existence
+  std::vector<uint64_t> lost_;                   // per worker, lines not written
+  std::condition_variable finished_wake_;
   bool stopping_ = false;
+  bool finished_ = false;
   std::thread thread_;
 };
 
@@ -62,11 +74,13 @@ class AccessLog {
 
   // Formats the CLF timestamp of `now`; called once a second.
   void set_time(time_t now);
-  // Appends one line; `request` is the request line ("GET / HTTP/1.1") or "-".
+  // Appends one line; an empty `method` logs the request line as "-".
   void append(std::string_view peer, std::string_view method, std::string_view target,
               int http_minor, int status, size_t body_bytes);
   // Hands the current buffer to the writer if it holds anything.
   void flush();
+  // The last flush: lines that find the backlog full are counted as dropped.
+  void flush_final();
 
  private:
   LogWriter& writer_;

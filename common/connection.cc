@@ -131,8 +131,7 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
     std::string& out = worker_.output();
     session_.feed(buf->base, static_cast<size_t>(nread), out);
     set_read_deadline();
-    if (!out.empty()) send(out);
-    out.clear();
+    send_output();
     if (closing_) return;
     if (writing_ && queued_.size() + backlog_.size() > kMaxQueuedBytes) {
       uv_read_stop(stream());
@@ -150,6 +149,14 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
   uv_read_stop(stream());
   reading_ = false;
   finish_if_done();
+}
+
+// Sends what the session appended to the worker's output buffer, which is
+// empty again afterwards.
+void Connection::send_output() {
+  std::string& out = worker_.output();
+  if (!out.empty()) send(out);
+  out.clear();
 }
 
 void Connection::send(const std::string& out) {
@@ -200,6 +207,16 @@ void Connection::on_write(int status) {
       return;
     }
     reading_ = true;
+    // The client's bytes waited in the socket while we did not read: its
+    // deadlines and the drain check start over from now.
+    read_since_check_ = true;
+    deadline_request_ = session_.requests_begun();
+    read_deadline_ =
+        uv_now(worker_.loop()) + (session_.mid_request() ? worker_.options().header_timeout_ms
+                                                         : worker_.options().keep_alive_timeout_ms);
+  } else if (!session_.mid_request()) {
+    // Idle from the moment the last answer was out, not from the last read.
+    read_deadline_ = uv_now(worker_.loop()) + worker_.options().keep_alive_timeout_ms;
   }
   finish_if_done();
 }
@@ -214,6 +231,8 @@ void Connection::finish_if_done() {
   }
   if (!session_.closing() || shut_down_) return;
   shut_down_ = true;
+  // The drain check has done its part; the linger timer starts in on_shutdown.
+  uv_timer_stop(&timer_);
   if (uv_shutdown(&shutdown_req_, stream(), ConnectionCallbacks::shutdown) != 0) close();
 }
 
@@ -261,10 +280,8 @@ void Connection::check_deadlines(uint64_t now_ms) {
   }
   if (now_ms < read_deadline_) return;
   if (session_.mid_request()) {
-    std::string& out = worker_.output();
-    session_.time_out(out);
-    send(out);
-    out.clear();
+    session_.time_out(worker_.output());
+    send_output();
   } else {
     session_.stop();
   }

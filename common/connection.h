@@ -48,6 +48,7 @@ class Connection {
   void on_shutdown(int status);
   void on_timer();
   void on_close();
+  void send_output();
   void send(const std::string& out);
   void write_queued();
   void finish_if_done();

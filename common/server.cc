@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <memory>
@@ -27,6 +28,8 @@
 #endif
 
 namespace hello {
+
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -145,6 +148,8 @@ class Control {
   }
 
   uv_async_t* done() { return &done_; }
+  // When the process must be gone after the first signal.
+  std::chrono::steady_clock::time_point deadline() const { return deadline_at_; }
   void run() { uv_run(&loop_, UV_RUN_DEFAULT); }
 
   std::vector<StatsSnapshot> snapshots() const {
@@ -164,6 +169,8 @@ class Control {
       _exit(128 + signum);
     }
     c->stopping_ = true;
+    c->deadline_at_ = std::chrono::steady_clock::now() +
+                      std::chrono::milliseconds(to_ms(c->opt_.shutdown_timeout));
     for (auto& w : c->workers_) w->stop(false);
     uint64_t ms = to_ms(c->opt_.shutdown_timeout);
     if (uv_timer_start(&c->deadline_, on_deadline, ms, 0) != 0) on_deadline(&c->deadline_);
@@ -205,6 +212,7 @@ class Control {
   std::vector<StatsSnapshot> last_;
   bool stopping_ = false;
   bool ready_ = false;
+  std::chrono::steady_clock::time_point deadline_at_ = std::chrono::steady_clock::time_point::max();
 };
 
 bool write_file(const std::string& path, const std::string& text) {
@@ -346,8 +354,20 @@ int run(const Persona& persona, int argc, char** argv) {
   control.run();
 
   for (auto& w : pool) w->join();
-  if (log_writer) log_writer->stop();
   std::vector<StatsSnapshot> totals = control.snapshots();
+  if (LogWriter* writer = log_writer.get()) {
+    // A consumer that stopped reading must not hold the exit past the
+    // deadline: the writer is then left behind, blocked, and the process
+    // ends without it.
+    auto until = std::max(control.deadline(), std::chrono::steady_clock::now() + 500ms);
+    bool finished = writer->stop(until);
+    for (size_t i = 0; i < totals.size(); ++i)
+      totals[i].log_lines_dropped += writer->lines_lost(static_cast<int>(i));
+    if (!finished) {
+      fmt::print(stderr, "access log: its reader stopped reading; exiting without waiting\n");
+      (void)log_writer.release();  // still in use by the blocked thread
+    }
+  }
   fmt::print(stderr, "{}", summary_text(totals));
   if (!opt.stats_json.empty() && !write_file(opt.stats_json, summary_json(totals))) {
     fmt::print(stderr, "cannot write {}: {}\n", opt.stats_json, strerror(errno));

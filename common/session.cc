@@ -70,6 +70,7 @@ void Session::reset(std::string_view peer) {
   closing_ = false;
   mid_request_ = false;
   error_status_ = 0;
+  tail_after_line_end_ = false;
 }
 
 bool Session::feed(const char* data, size_t len, std::string& out) {
@@ -78,6 +79,11 @@ bool Session::feed(const char* data, size_t len, std::string& out) {
   feed_begin_ = data;
   feed_end_ = data + len;
   llhttp_errno_t err = llhttp_execute(&parser_, data, len);
+  // Whether these bytes end in a line end and blanks, for a span that starts
+  // the next read (see after_line_end()).
+  const char* p = feed_end_;
+  while (p > feed_begin_ && (p[-1] == ' ' || p[-1] == '\t')) --p;
+  if (p > feed_begin_) tail_after_line_end_ = p[-1] == '\n';
   if (err != HPE_OK && err != HPE_PAUSED) {
     if (err == HPE_PAUSED_UPGRADE) {
       // CONNECT was answered; what follows would be a tunnel.
@@ -172,25 +178,24 @@ int Session::on_header_field_complete() {
   if (header_ == Header::host && ++hosts_ > 1) return reject(400);
   field_length_ = 0;
   value_length_ = 0;
-  value_spans_ = 0;
   return 0;
+}
+
+bool Session::after_line_end(const char* at) const {
+  const char* p = at;
+  while (p > feed_begin_ && (p[-1] == ' ' || p[-1] == '\t')) --p;
+  return p > feed_begin_ ? p[-1] == '\n' : tail_after_line_end_;
 }
 
 int Session::on_header_value(const char* at, size_t len) {
   head_bytes_ += len;
   if (url_bytes_ + head_bytes_ > limits_.max_header_bytes) return reject(431);
   // llhttp accepts obs-fold (a line starting with SP or HTAB continues the
-  // previous value) and reports the continuation as one more span of the
-  // same value. A span can also continue because a read ended inside the
-  // value; only a span that follows a line end is a fold. RFC 9112
-  // section 5.2 lets a server reject folds with 400, and we do.
-  if (value_spans_ > 0) {
-    bool after_line_end = at > feed_begin_ ? at[-1] == '\n' : value_ended_at_line_;
-    if (after_line_end) return reject(400);
-  }
-  ++value_spans_;
-  const char* end = at + len;
-  value_ended_at_line_ = end < feed_end_ && (*end == '\r' || *end == '\n');
+  // previous value) and reports the continuation as a span of the value.
+  // An ordinary value span follows "name:" and blanks on its own line; only
+  // a fold's span follows a line end and blanks. RFC 9112 section 5.2 lets
+  // a server reject folds with 400, and we do.
+  if (after_line_end(at)) return reject(400);
   if (header_ == Header::expect) {
     size_t room = kExpectValue - std::min(value_length_, kExpectValue);
     memcpy(value_ + std::min(value_length_, kExpectValue), at, std::min(len, room));
@@ -201,6 +206,10 @@ int Session::on_header_value(const char* at, size_t len) {
 
 int Session::on_header_value_complete() {
   if (header_ == Header::expect) {
+    // Trailing blanks are not part of a field value (RFC 9110 section 5.5).
+    while (value_length_ > 0 && value_length_ <= kExpectValue &&
+           (value_[value_length_ - 1] == ' ' || value_[value_length_ - 1] == '\t'))
+      --value_length_;
     if (equals_nocase(value_, value_length_, "100-continue"))
       expect_continue_ = true;
     else

@@ -79,6 +79,8 @@ class Session {
   int on_body(const char* at, size_t len);
   int on_message_complete();
   int reject(int status);
+  // True if only blanks stand between `at` and the end of the previous line.
+  bool after_line_end(const char* at) const;
   // `parsed`: the request line is known and goes into the log.
   void answer(const PreparedResponse& r, bool head_only, bool parsed);
   // Answers `status` and closes; `malformed` counts it as a parse error.
@@ -110,8 +112,7 @@ class Session {
   Header header_ = Header::other;
   char value_[kExpectValue];
   size_t value_length_ = 0;
-  size_t value_spans_ = 0;            // spans of the current header value
-  bool value_ended_at_line_ = false;  // the last span stopped at CR or LF
+  bool tail_after_line_end_ = false;  // the last read ended in LF and blanks
   uint8_t hosts_ = 0;
   bool expect_continue_ = false;
   bool expect_unknown_ = false;

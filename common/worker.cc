@@ -74,6 +74,10 @@ Worker::~Worker() {
     on_command();
     uv_run(&loop_, UV_RUN_DEFAULT);
   }
+  // The command handle outlives the loop, so that stop() from the main
+  // thread never touches a closed handle; it is closed only now.
+  uv_close(reinterpret_cast<uv_handle_t*>(&command_async_), WorkerCallbacks::closed);
+  uv_run(&loop_, UV_RUN_DEFAULT);
   assert(live_ == nullptr);
   int rc = uv_loop_close(&loop_);
   assert(rc == 0);  // every handle is closed
@@ -191,10 +195,11 @@ void Worker::on_command() {
 void Worker::finish_if_done() {
   if (!stopping_ || live_ != nullptr || uv_is_closing(reinterpret_cast<uv_handle_t*>(&date_timer_)))
     return;
-  if (access_log_) access_log_->flush();
+  if (access_log_) access_log_->flush_final();
   uv_close(reinterpret_cast<uv_handle_t*>(&date_timer_), WorkerCallbacks::closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&relisten_timer_), WorkerCallbacks::closed);
-  uv_close(reinterpret_cast<uv_handle_t*>(&command_async_), WorkerCallbacks::closed);
+  // Unreferenced, the command handle no longer keeps the loop running.
+  uv_unref(reinterpret_cast<uv_handle_t*>(&command_async_));
 }
 
 void Worker::on_connection(int status) {
@@ -205,7 +210,6 @@ void Worker::on_connection(int status) {
     if (status == UV_EMFILE || status == UV_ENFILE) pause_accepting();
     return;
   }
-  if (stopping_) return;
   Connection* c;
   if (spare_.empty()) {
     c = new Connection(*this);

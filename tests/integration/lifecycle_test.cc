@@ -155,6 +155,20 @@ TEST(AccessLog, WithoutPathGoesToStdout) {
   EXPECT_NE(lines[0].find("\"GET / HTTP/1.1\" 200 12"), std::string::npos) << lines[0];
 }
 
+TEST(AccessLog, AReaderThatStopsReadingDoesNotHoldTheExit) {
+  // The test never reads the server's stdout: once the pipe is full the log
+  // writer blocks, and shutdown must still end at its deadline.
+  ServerProcess s("sanic", {"--access-log", "--shutdown-timeout", "1"});
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 4; ++i) clients.emplace_back([&] { exchange(s.port(), 1000); });
+  for (auto& t : clients) t.join();
+  auto start = Clock::now();
+  s.signal(SIGTERM);
+  EXPECT_EQ(s.wait(4s), 0);
+  EXPECT_LT(Clock::now() - start, 3s);
+  EXPECT_NE(s.rest_of_stderr().find("access log: its reader stopped reading"), std::string::npos);
+}
+
 TEST(AccessLog, IsOffByDefault) {
   ServerProcess s("tornado");
   ASSERT_EQ(exchange(s.port(), 5), 5);

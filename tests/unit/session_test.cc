@@ -88,6 +88,40 @@ TEST_F(SessionTest, ConnectIsAnsweredThenClosed) {
   EXPECT_FALSE(open_);
 }
 
+TEST_F(SessionTest, ObsFoldIsRejectedHoweverItArrives) {
+  const char* folds[] = {
+      "GET / HTTP/1.1\r\nHost: a\r\nX: a\r\n b\r\n\r\n",
+      "GET / HTTP/1.1\r\nHost: a\r\nX: a\r\n\tb\r\n\r\n",
+      "GET / HTTP/1.1\r\nHost: a\r\nX:\r\n b\r\n\r\n",
+      "GET / HTTP/1.1\r\nHost: a\r\nX: \r\n b\r\n\r\n",
+      "GET / HTTP/1.1\r\nHost: a\r\nX: a\r\n   b\r\n\r\n",
+  };
+  for (std::string_view fold : folds) {
+    for (size_t split = 0; split <= fold.size(); ++split) {
+      session_.reset();
+      std::string out = feed(fold.substr(0, split));
+      out += feed(fold.substr(split));
+      ASSERT_EQ(out, error(400, Variant::close_11)) << fold << " split at " << split;
+    }
+  }
+}
+
+TEST_F(SessionTest, ValuesSplitAcrossReadsAreNotFolds) {
+  std::string_view request = "GET / HTTP/1.1\r\nHost: a\r\nX: a b  c\r\nY:  d\r\n\r\n";
+  for (size_t split = 0; split <= request.size(); ++split) {
+    session_.reset();
+    std::string out = feed(request.substr(0, split));
+    out += feed(request.substr(split));
+    ASSERT_EQ(out, route("/", Variant::keep_alive_11)) << "split at " << split;
+  }
+}
+
+TEST_F(SessionTest, ExpectValueMayHaveTrailingBlanks) {
+  std::string out =
+      feed("POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue \r\nContent-Length: 1\r\n\r\n");
+  EXPECT_EQ(out, "HTTP/1.1 100 Continue\r\n\r\n");
+}
+
 TEST_F(SessionTest, IgnoresQueryAndFragment) {
   EXPECT_EQ(feed("GET /json?x=1 HTTP/1.1\r\nHost: a\r\n\r\n"),
             route("/json", Variant::keep_alive_11));
