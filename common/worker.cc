@@ -1,9 +1,11 @@
 #include "worker.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -66,6 +68,7 @@ int Worker::init() {
 
 Worker::~Worker() {
   join();
+  drop_kept_socket();
   for (Connection* c : spare_) delete c;
   if (!loop_ready_) return;
   if (!finished_) {
@@ -104,15 +107,30 @@ int Worker::open_listener() {
   if (setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0)
     return uv_translate_sys_error(errno);
   if ((rc = uv_tcp_bind(&listener_, addr, 0)) != 0) return rc;
-  return uv_listen(reinterpret_cast<uv_stream_t*>(&listener_), kListenBacklog,
-                   WorkerCallbacks::connection);
+  if ((rc = uv_listen(reinterpret_cast<uv_stream_t*>(&listener_), kListenBacklog,
+                      WorkerCallbacks::connection)) != 0)
+    return rc;
+  keep_socket(fd);
+  return 0;
+}
+
+// A second descriptor of the listening socket keeps it bound and listening
+// while the libuv handle is closed (see pause_accepting()).
+void Worker::keep_socket(uv_os_fd_t fd) {
+  if (kept_socket_ < 0) kept_socket_ = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+}
+
+void Worker::drop_kept_socket() {
+  if (kept_socket_ >= 0) ::close(kept_socket_);
+  kept_socket_ = -1;
 }
 
 // Out of descriptors, libuv's accept loop spins calling us with EMFILE once
 // its reserve descriptor is gone (another worker's thread can take the one
-// it frees). Closing the listener is the only way to end that loop; the
-// kernel sends new connections to the other workers' listeners meanwhile,
-// and this worker listens again a moment later.
+// it frees). Closing the handle is the only way to end that loop. The
+// socket itself stays open through kept_socket_, so the port stays ours and
+// new connections wait in its accept queue, as nginx does when it disables
+// accepting on EMFILE; a moment later the worker watches it again.
 void Worker::pause_accepting() {
   if (!listening_ || stopping_) return;
   listening_ = false;
@@ -128,8 +146,24 @@ void Worker::on_listener_closed() {
 
 void Worker::on_relisten() {
   if (stopping_) return;
-  int rc = open_listener();
-  if (rc == 0) return;
+  int rc;
+  if (kept_socket_ >= 0) {
+    // The handle takes over the kept descriptor and a new copy is kept.
+    if ((rc = uv_tcp_init(&loop_, &listener_)) != 0) return on_listener_closed();
+    listener_.data = this;
+    listening_ = true;
+    uv_os_fd_t fd = kept_socket_;
+    kept_socket_ = -1;
+    if ((rc = uv_tcp_open(&listener_, fd)) != 0) {
+      ::close(fd);
+    } else if ((rc = uv_listen(reinterpret_cast<uv_stream_t*>(&listener_), kListenBacklog,
+                               WorkerCallbacks::connection)) == 0) {
+      keep_socket(fd);
+      return;
+    }
+  } else if ((rc = open_listener()) == 0) {
+    return;  // the socket was lost (no descriptor to keep it); bound anew
+  }
   if (listening_) {
     pause_accepting();  // the half-made listener closes and the timer rearms
   } else {
@@ -182,6 +216,7 @@ void Worker::on_command() {
     stopping_ = true;
     if (listening_) uv_close(reinterpret_cast<uv_handle_t*>(&listener_), WorkerCallbacks::closed);
     listening_ = false;
+    drop_kept_socket();
     uv_timer_stop(&relisten_timer_);
     for (Connection* c = live_; c != nullptr; c = c->next) c->drain();
   }

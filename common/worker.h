@@ -71,6 +71,8 @@ class Worker {
   friend struct WorkerCallbacks;
 
   int open_listener();
+  void keep_socket(uv_os_fd_t fd);
+  void drop_kept_socket();
   void pause_accepting();
   void on_listener_closed();
   void on_relisten();
@@ -90,6 +92,7 @@ class Worker {
   uv_timer_t date_timer_;
   uv_timer_t relisten_timer_;
   struct sockaddr_storage address_;
+  int kept_socket_ = -1;  // a second descriptor of the listening socket
   uv_async_t command_async_;
   std::atomic<int> command_{0};  // 1: stop gracefully, 2: force
   uv_async_t* done_ = nullptr;
