@@ -15,6 +15,10 @@ ARTICLES = {
         {"framework": "Spring", "persona": "spring", "peer": None, "rps": 5477.01, "source": "000: ab -n 20000 -c 1000"},
         {"framework": "Tornado 6.0.2 (2 processes)", "persona": "tornado", "peer": "tornado", "rps": 1215.33,
          "source": "001: ab -c 30 -n 100000"},
+        {"framework": "aiohttp", "persona": "aiohttp", "peer": "aiohttp", "rps": 1455,
+         "source": "002: locust, 10 users, not ab"},
+        {"framework": "Starlette (uvicorn)", "persona": "starlette", "peer": "starlette", "rps": 1539,
+         "source": "002: locust, 10 users, not ab"},
     ],
     "locust-keepalive": [
         {"framework": "Flask", "persona": "flask", "peer": "flask", "rps": 463, "source": "002: locust, 10 users"},
