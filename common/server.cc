@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "access_log.h"
+#include "control.h"
 #include "persona.h"
 #include "stats_report.h"
 #include "worker.h"
@@ -50,10 +51,6 @@ struct Options {
   int keep_alive_timeout = -1;  // the persona's
   double send_timeout = 30;
 };
-
-uint64_t to_ms(double seconds) {
-  return static_cast<uint64_t>(seconds * 1000);
-}
 
 // Usage errors exit 2, like getopt-based tools; startup failures exit 1.
 constexpr int kExitUsage = 2;
@@ -115,105 +112,6 @@ std::vector<int> allowed_cpus() {
   if (cpus.empty()) cpus.push_back(0);
   return cpus;
 }
-
-// The control loop of the main thread.
-class Control {
- public:
-  Control(std::vector<std::unique_ptr<Worker>>& workers, const Options& opt)
-      : workers_(workers), opt_(opt) {}
-  ~Control() {
-    if (ready_) uv_loop_close(&loop_);
-  }
-
-  // Creates the loop and its handles. Returns 0 or a libuv error.
-  int init() {
-    int rc = uv_loop_init(&loop_);
-    if (rc != 0) return rc;
-    ready_ = true;
-    for (uv_handle_t* h : handles()) h->data = this;
-    if ((rc = uv_signal_init(&loop_, &interrupt_)) != 0 ||
-        (rc = uv_signal_init(&loop_, &terminate_)) != 0 ||
-        (rc = uv_async_init(&loop_, &done_, on_done)) != 0 ||
-        (rc = uv_timer_init(&loop_, &deadline_)) != 0 ||
-        (rc = uv_timer_init(&loop_, &stats_timer_)) != 0 ||
-        (rc = uv_signal_start(&interrupt_, on_signal, SIGINT)) != 0 ||
-        (rc = uv_signal_start(&terminate_, on_signal, SIGTERM)) != 0)
-      return rc;
-    if (opt_.stats_interval > 0) {
-      uint64_t ms = to_ms(opt_.stats_interval);
-      last_ = snapshots();
-      if ((rc = uv_timer_start(&stats_timer_, on_stats, ms, ms)) != 0) return rc;
-    }
-    return 0;
-  }
-
-  uv_async_t* done() { return &done_; }
-  // When the process must be gone after the first signal.
-  std::chrono::steady_clock::time_point deadline() const { return deadline_at_; }
-  void run() { uv_run(&loop_, UV_RUN_DEFAULT); }
-
-  std::vector<StatsSnapshot> snapshots() const {
-    std::vector<StatsSnapshot> s;
-    for (const auto& w : workers_) s.push_back(StatsSnapshot::of(w->stats()));
-    return s;
-  }
-
- private:
-  static Control* of(void* h) { return static_cast<Control*>(static_cast<uv_handle_t*>(h)->data); }
-
-  static void on_signal(uv_signal_t* h, int signum) {
-    Control* c = of(h);
-    if (c->stopping_) {
-      // A second signal: the user wants out now.
-      fmt::print(stderr, "second signal: exiting without waiting\n");
-      _exit(128 + signum);
-    }
-    c->stopping_ = true;
-    c->deadline_at_ = std::chrono::steady_clock::now() +
-                      std::chrono::milliseconds(to_ms(c->opt_.shutdown_timeout));
-    for (auto& w : c->workers_) w->stop(false);
-    uint64_t ms = to_ms(c->opt_.shutdown_timeout);
-    if (uv_timer_start(&c->deadline_, on_deadline, ms, 0) != 0) on_deadline(&c->deadline_);
-  }
-
-  static void on_deadline(uv_timer_t* h) {
-    for (auto& w : of(h)->workers_) w->stop(true);
-  }
-
-  static void on_stats(uv_timer_t* h) {
-    Control* c = of(h);
-    std::vector<StatsSnapshot> now = c->snapshots();
-    fmt::print(stderr, "{}", interval_line(c->last_, now, c->opt_.stats_interval));
-    c->last_ = std::move(now);
-  }
-
-  static void on_done(uv_async_t* h) {
-    Control* c = of(h);
-    for (auto& w : c->workers_)
-      if (!w->finished()) return;
-    for (uv_handle_t* handle : c->handles()) uv_close(handle, nullptr);
-  }
-
-  std::array<uv_handle_t*, 5> handles() {
-    return {reinterpret_cast<uv_handle_t*>(&interrupt_),
-            reinterpret_cast<uv_handle_t*>(&terminate_), reinterpret_cast<uv_handle_t*>(&done_),
-            reinterpret_cast<uv_handle_t*>(&deadline_),
-            reinterpret_cast<uv_handle_t*>(&stats_timer_)};
-  }
-
-  std::vector<std::unique_ptr<Worker>>& workers_;
-  const Options& opt_;
-  uv_loop_t loop_;
-  uv_signal_t interrupt_;
-  uv_signal_t terminate_;
-  uv_async_t done_;
-  uv_timer_t deadline_;
-  uv_timer_t stats_timer_;
-  std::vector<StatsSnapshot> last_;
-  bool stopping_ = false;
-  bool ready_ = false;
-  std::chrono::steady_clock::time_point deadline_at_ = std::chrono::steady_clock::time_point::max();
-};
 
 bool write_file(const std::string& path, const std::string& text) {
   FILE* f = fopen(path.c_str(), "w");
@@ -293,9 +191,9 @@ int run(const Persona& persona, int argc, char** argv) {
   }
   opt.access_log = log->count() > 0;
   opt.table.keep_alive_timeout = opt.keep_alive_timeout;
-  opt.worker.header_timeout_ms = to_ms(opt.header_timeout);
-  opt.worker.keep_alive_timeout_ms = to_ms(opt.keep_alive_timeout);
-  opt.worker.send_timeout_ms = to_ms(opt.send_timeout);
+  opt.worker.header_timeout_ms = seconds_to_ms(opt.header_timeout);
+  opt.worker.keep_alive_timeout_ms = seconds_to_ms(opt.keep_alive_timeout);
+  opt.worker.send_timeout_ms = seconds_to_ms(opt.send_timeout);
 
   struct sockaddr_storage addr;
   if (!resolve(opt.host, opt.port, &addr)) {
@@ -341,7 +239,7 @@ int run(const Persona& persona, int argc, char** argv) {
     return kExitStartup;
   }
 
-  Control control(pool, opt);
+  Control control(pool, opt.stats_interval, opt.shutdown_timeout);
   if ((rc = control.init()) != 0) {
     fmt::print(stderr, "cannot start: {}\n", uv_strerror(rc));
     return kExitStartup;
