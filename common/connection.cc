@@ -1,5 +1,7 @@
 #include "connection.h"
 
+#include <unistd.h>
+
 #include <cassert>
 #include <utility>
 
@@ -64,10 +66,28 @@ Connection::Connection(Worker& worker)
       session_(worker.table(), worker.stats(), worker.access_log(), worker.options().limits) {}
 
 void Connection::start(uv_stream_t* server) {
+  init_handles();
+  if (uv_accept(server, stream()) != 0) {
+    close();
+    return;
+  }
+  begin();
+}
+
+void Connection::adopt(uv_os_sock_t fd) {
+  init_handles();
+  if (uv_tcp_open(&tcp_, fd) != 0) {
+    ::close(fd);
+    close();
+    return;
+  }
+  begin();
+}
+
+void Connection::init_handles() {
   writing_ = reading_ = peer_done_ = shut_down_ = closing_ = draining_ = false;
   queued_.clear();
   backlog_.clear();
-
   int rc = uv_tcp_init(worker_.loop(), &tcp_);
   assert(rc == 0);  // uv_tcp_init without a socket cannot fail on Unix
   rc = uv_timer_init(worker_.loop(), &timer_);
@@ -75,11 +95,9 @@ void Connection::start(uv_stream_t* server) {
   (void)rc;
   tcp_.data = timer_.data = write_req_.data = shutdown_req_.data = this;
   open_handles_ = 2;
+}
 
-  if (uv_accept(server, stream()) != 0) {
-    close();
-    return;
-  }
+void Connection::begin() {
   if (worker_.access_log() != nullptr) peer_name(&tcp_, peer_, sizeof peer_);
   session_.reset(peer_);
   // Responses are complete when written; Nagle would only delay them. If

@@ -25,6 +25,8 @@ class Connection {
   // Accepts the pending connection of `server` and starts reading. On
   // failure the connection closes itself and returns to the worker.
   void start(uv_stream_t* server);
+  // The same for a socket accepted outside libuv (at shutdown).
+  void adopt(uv_os_sock_t fd);
   // Closes both handles; the worker gets the connection back in on_close.
   void close();
   // Graceful stop: answer what the client has sent, then close once the
@@ -43,6 +45,8 @@ class Connection {
   friend struct ConnectionCallbacks;
 
   uv_stream_t* stream() { return reinterpret_cast<uv_stream_t*>(&tcp_); }
+  void init_handles();
+  void begin();
   void on_read(ssize_t nread, const uv_buf_t* buf);
   void on_write(int status);
   void on_shutdown(int status);

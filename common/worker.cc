@@ -214,6 +214,7 @@ void Worker::on_command() {
   int level = command_.load();
   if (level >= 1 && !stopping_) {
     stopping_ = true;
+    accept_queued();
     if (listening_) uv_close(reinterpret_cast<uv_handle_t*>(&listener_), WorkerCallbacks::closed);
     listening_ = false;
     drop_kept_socket();
@@ -237,14 +238,8 @@ void Worker::finish_if_done() {
   uv_unref(reinterpret_cast<uv_handle_t*>(&command_async_));
 }
 
-void Worker::on_connection(int status) {
-  // Out of descriptors (EMFILE) or a connection reset before accept: libuv
-  // has already dropped it; keep serving the connections we have.
-  if (status < 0) {
-    stats_.accept_errors.add();
-    if (status == UV_EMFILE || status == UV_ENFILE) pause_accepting();
-    return;
-  }
+// Takes a connection from the pool and links it into the live list.
+Connection* Worker::acquire() {
   Connection* c;
   if (spare_.empty()) {
     c = new Connection(*this);
@@ -256,10 +251,38 @@ void Worker::on_connection(int status) {
   c->next = live_;
   if (live_) live_->prev = c;
   live_ = c;
+  stats_.open.add();
+  return c;
+}
+
+// At shutdown: connections whose handshake the kernel finished are in the
+// listener's queue, and their requests may already be in their buffers.
+// Closing the listener would reset them, so they are accepted first and
+// drained like the rest.
+void Worker::accept_queued() {
+  uv_os_fd_t fd;
+  if (!listening_ || uv_fileno(reinterpret_cast<uv_handle_t*>(&listener_), &fd) != 0) return;
+  // Bounded by the listen backlog: the queue holds no more than that.
+  for (int i = 0; i < kListenBacklog; ++i) {
+    int client = accept4(fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (client < 0) break;  // EAGAIN: the queue is empty (or out of descriptors)
+    stats_.connections.add();
+    acquire()->adopt(client);
+  }
+}
+
+void Worker::on_connection(int status) {
+  // Out of descriptors (EMFILE) or a connection reset before accept: libuv
+  // has already dropped it; keep serving the connections we have.
+  if (status < 0) {
+    stats_.accept_errors.add();
+    if (status == UV_EMFILE || status == UV_ENFILE) pause_accepting();
+    return;
+  }
   // Over the limit the connection is accepted only to be closed at once:
   // libuv stops watching the listener until the pending one is accepted.
   bool over_limit = stats_.open.get() >= options_.max_connections;
-  stats_.open.add();
+  Connection* c = acquire();
   c->start(reinterpret_cast<uv_stream_t*>(&listener_));
   if (over_limit) {
     c->close();

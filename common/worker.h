@@ -76,6 +76,8 @@ class Worker {
   void pause_accepting();
   void on_listener_closed();
   void on_relisten();
+  Connection* acquire();
+  void accept_queued();
   void on_connection(int status);
   void on_date_timer();
   void on_command();

@@ -197,28 +197,39 @@ TEST(Stats, IntervalLinesAndExitSummary) {
   EXPECT_NE(err.find("worker 1: "), std::string::npos) << err;
 }
 
-TEST(Shutdown, AnswersEveryPipelinedRequestSentBeforeTheSignal) {
-  ServerProcess s("tornado", {"-w", "2"});
-  constexpr int kConnections = 8;
-  // 3,000 requests are about 80 KiB: more than one read of the server's.
-  constexpr int kDepth = 3000;
+// `frozen`: the server is stopped (SIGSTOP) while the clients connect and
+// send, so their connections wait in the listen queue, unaccepted, when
+// SIGTERM arrives.
+void expect_every_answer(const std::string& persona, int connections, int depth, bool frozen) {
+  ServerProcess s(persona, {"-w", "2"});
+  if (frozen) s.signal(SIGSTOP);
   std::string pipeline;
-  for (int i = 0; i < kDepth; ++i) pipeline += kGet;
+  for (int i = 0; i < depth; ++i) pipeline += kGet;
   std::vector<std::unique_ptr<Client>> clients;
-  for (int i = 0; i < kConnections; ++i) {
+  for (int i = 0; i < connections; ++i) {
     clients.push_back(std::make_unique<Client>(s.port()));
     ASSERT_TRUE(clients.back()->send(pipeline));
   }
   s.signal(SIGTERM);
+  if (frozen) s.signal(SIGCONT);
   for (auto& c : clients) {
     auto all = c->read_to_eof(5s);
     ASSERT_TRUE(all.has_value()) << "connection not closed after shutdown";
     size_t responses = 0;
     for (size_t at = 0; (at = all->find("\r\n\r\nHello, world", at)) != std::string::npos; ++at)
       ++responses;
-    EXPECT_EQ(responses, static_cast<size_t>(kDepth));
+    EXPECT_EQ(responses, static_cast<size_t>(depth));
   }
   EXPECT_EQ(s.wait(), 0);
+}
+
+TEST(Shutdown, AnswersEveryPipelinedRequestSentBeforeTheSignal) {
+  // 3,000 requests are about 80 KiB: more than one read of the server's.
+  expect_every_answer("tornado", 8, 3000, false);
+}
+
+TEST(Shutdown, AnswersConnectionsStillWaitingToBeAccepted) {
+  expect_every_answer("tornado", 200, 10, true);
 }
 
 TEST(Shutdown, IdleKeepAliveConnectionsCloseAtOnce) {
