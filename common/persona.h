@@ -63,8 +63,12 @@ struct Persona {
   // Seconds an idle keep-alive connection stays open: the framework's own
   // default, and what {timeout} in the connection lines says.
   int keep_alive_timeout = 60;
-  bool keep_alive_http10 = true;       // honour "Connection: keep-alive" from HTTP/1.0
-  bool head_allowed = true;            // HEAD answers like GET; if not, 405
+  bool keep_alive_http10 = true;  // honour "Connection: keep-alive" from HTTP/1.0
+  bool head_allowed = true;       // HEAD answers like GET; if not, 405
+  // Calibration only (hello-floor): no HTTP parsing at all; every CRLF CRLF
+  // read is answered with the first route's response, and the connection
+  // stays open.
+  bool no_parsing = false;
   std::string_view allow_header = {};  // the Allow line of a 405, with CRLF, or empty
 
   std::span<const Route> routes;

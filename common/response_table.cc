@@ -47,7 +47,7 @@ std::string_view connection_line(const ConnectionHeaders& c, Variant v) {
 
 ResponseTable::ResponseTable(const Persona& persona, const TableOptions& options)
     : policy_{persona.always_close && !options.keep_alive, persona.keep_alive_http10,
-              persona.head_allowed},
+              persona.head_allowed, persona.no_parsing},
       keep_alive_timeout_(options.keep_alive_timeout >= 0 ? options.keep_alive_timeout
                                                           : persona.keep_alive_timeout) {
   for (const Route& r : persona.routes) {

@@ -34,6 +34,7 @@ struct ConnectionPolicy {
   bool always_close;
   bool keep_alive_http10;
   bool head_allowed;
+  bool no_parsing;
 };
 
 struct PreparedResponse {

@@ -78,6 +78,7 @@ class Session {
   int on_headers_complete();
   int on_body(const char* at, size_t len);
   int on_message_complete();
+  void feed_unparsed(const char* data, size_t len, std::string& out);
   int reject(int status);
   // True if only blanks stand between `at` and the end of the previous line.
   bool after_line_end(const char* at) const;
@@ -113,6 +114,7 @@ class Session {
   char value_[kExpectValue];
   size_t value_length_ = 0;
   bool tail_after_line_end_ = false;  // the last read ended in LF and blanks
+  uint8_t unparsed_matched_ = 0;      // hello-floor: bytes of CRLF CRLF seen
   uint8_t hosts_ = 0;
   bool expect_continue_ = false;
   bool expect_unknown_ = false;

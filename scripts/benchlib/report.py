@@ -54,13 +54,29 @@ def write_csv(out, cells):
             w.writerow(c)
 
 
+def _reference(cells, cell, name, kind):
+    """The CPU per request of `name` measured like `cell`, in the same run."""
+    for c in cells:
+        if (c["name"], c["kind"]) == (name, kind) and not c.get("variant") and all(
+                c[k] == cell[k] for k in ("tool", "mode", "workers", "connections")):
+            return c.get("cpu_us_per_request")
+    return None
+
+
+def _ratio(value, reference):
+    return f"{value / reference:.2f}" if value and reference else "-"
+
+
 def cell_table(cells):
-    lines = ["| target | workers | tool | mode | req/s (median) | p50 / p90 / p99 ms | CPU µs/req | peak RSS KiB | runs | problems |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| target | workers | tool | mode | req/s (median) | p50 / p90 / p99 ms | CPU µs/req | CPU vs hello-floor | "
+             "CPU vs nginx | peak RSS KiB | runs | problems |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for c in cells:
         lat = " / ".join(_fmt(c.get(k), 2) for k in ("p50_ms", "p90_ms", "p99_ms"))
+        cpu = c.get("cpu_us_per_request")
         lines.append(f"| {c['target']} | {c['workers']} | {c['tool']} | {c['mode']} | {_fmt(c.get('rps'))} | {lat} | "
-                     f"{_fmt(c.get('cpu_us_per_request'), 1)} | {_fmt(c.get('peak_rss_kib'))} | "
+                     f"{_fmt(cpu, 1)} | {_ratio(cpu, _reference(cells, c, 'floor', 'persona'))} | "
+                     f"{_ratio(cpu, _reference(cells, c, 'nginx', 'peer'))} | {_fmt(c.get('peak_rss_kib'))} | "
                      f"{c.get('clean_runs', 0)}/{c.get('runs', 0)} | {c.get('error') or ''} |")
     return "\n".join(lines)
 

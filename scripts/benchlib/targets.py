@@ -19,7 +19,7 @@ PEERS = os.path.join(ROOT, "scripts", "peers")
 PYTHON = "/usr/bin/python3"
 
 PERSONA_PORTS = {"flask": 5000, "gunicorn": 5000, "sanic": 5001, "tornado": 9093,
-                 "spring": 10001, "aiohttp": 8080, "starlette": 8000}
+                 "spring": 10001, "aiohttp": 8080, "starlette": 8000, "floor": 8999}
 # The path each article measured.
 PERSONA_PATHS = {"aiohttp": "/index", "starlette": "/index"}
 

@@ -228,6 +228,30 @@ TEST_F(SessionTest, PipelinedRequestsSplitAtEveryByteGiveIdenticalAnswers) {
   EXPECT_EQ(out, expected);
 }
 
+class UnparsedSessionTest : public SessionTest {
+ protected:
+  static Persona make() {
+    Persona p = test::kTestPersona;
+    p.no_parsing = true;
+    return p;
+  }
+  UnparsedSessionTest() : SessionTest(persona_) {}
+  static inline const Persona persona_ = make();
+};
+
+TEST_F(UnparsedSessionTest, AnswersEveryBlankLineEvenSplitAndInvalid) {
+  // No parsing: even what is not HTTP gets the fixed answer, once per CRLF CRLF.
+  const std::string input = "GET / HTTP/1.1\r\n\r\nnot http\r\n\r\n\r\n\r\n\r\r\n\r\n";
+  const std::string one = route("/", Variant::keep_alive_11);
+  for (size_t split = 0; split <= input.size(); ++split) {
+    session_.reset();
+    std::string out = feed(std::string_view(input).substr(0, split));
+    out += feed(std::string_view(input).substr(split));
+    ASSERT_EQ(out, one + one + one + one) << "split at " << split;
+    ASSERT_TRUE(open_);
+  }
+}
+
 class AlwaysCloseSessionTest : public SessionTest {
  protected:
   static Persona closing() {

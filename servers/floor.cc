@@ -1,0 +1,30 @@
+// hello-floor: a calibration server, not an HTTP server. It answers every
+// CRLF CRLF it reads with the same fixed bytes and parses nothing, so its
+// cost is what the kernel and the load tester cost. scripts/bench reports
+// every target against it.
+#include "persona.h"
+
+namespace {
+
+constexpr hello::Route kRoutes[] = {
+    {"/", {"text/plain", "Hello!!!"}},
+};
+
+constexpr hello::Persona kFloor{
+    .name = "floor",
+    .summary = "calibration floor: answers every CRLF CRLF with fixed bytes, parses nothing",
+    .port = 8999,
+    .head = "content-length: {length}\r\ncontent-type: {type}\r\n",
+    .connection = {},
+    .no_parsing = true,
+    .routes = kRoutes,
+    .json = kRoutes[0].body,
+    .error_type = "text/plain",
+    .error_format = "{reason}",
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return hello::run(kFloor, argc, argv);
+}
