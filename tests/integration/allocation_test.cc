@@ -1,0 +1,166 @@
+// Counts heap allocations on the request path after warm-up: none are
+// allowed, in the heart alone and in a real worker over loopback. malloc
+// and operator new are replaced in this binary only (it is not built with
+// sanitizers, which replace them too).
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "session.h"
+#include "test_persona.h"
+#include "worker.h"
+
+extern "C" {
+void* __libc_malloc(size_t);
+void* __libc_calloc(size_t, size_t);
+void* __libc_realloc(void*, size_t);
+void __libc_free(void*);
+}
+
+namespace {
+
+std::atomic<bool> counting{false};
+std::atomic<uint64_t> allocations{0};
+
+void note() {
+  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1);
+}
+
+}  // namespace
+
+extern "C" {
+void* malloc(size_t n) {
+  note();
+  return __libc_malloc(n);
+}
+void* calloc(size_t n, size_t m) {
+  note();
+  return __libc_calloc(n, m);
+}
+void* realloc(void* p, size_t n) {
+  note();
+  return __libc_realloc(p, n);
+}
+void free(void* p) {
+  __libc_free(p);
+}
+}
+
+void* operator new(size_t n) {
+  note();
+  if (void* p = __libc_malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](size_t n) {
+  return operator new(n);
+}
+void operator delete(void* p) noexcept {
+  __libc_free(p);
+}
+void operator delete[](void* p) noexcept {
+  __libc_free(p);
+}
+void operator delete(void* p, size_t) noexcept {
+  __libc_free(p);
+}
+void operator delete[](void* p, size_t) noexcept {
+  __libc_free(p);
+}
+
+namespace hello {
+namespace {
+
+constexpr char kRequest[] =
+    "GET / HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: wrk\r\nAccept: */*\r\n\r\n";
+
+// Counts the allocations `work` makes.
+template <typename Work>
+uint64_t allocations_in(Work work) {
+  allocations = 0;
+  counting = true;
+  work();
+  counting = false;
+  return allocations.load();
+}
+
+TEST(Allocation, TheHeartAllocatesNothingPerRequest) {
+  ResponseTable table(test::kTestPersona, {});
+  WorkerStats stats;
+  Session session(table, stats);
+  std::string out;
+  out.reserve(64 * 1024);
+  std::string pipeline;
+  for (int i = 0; i < 16; ++i) pipeline += kRequest;
+  auto run = [&](int keep_alive, int batches) {
+    for (int i = 0; i < keep_alive; ++i) {
+      out.clear();
+      ASSERT_TRUE(session.feed(kRequest, sizeof kRequest - 1, out));
+    }
+    for (int i = 0; i < batches; ++i) {
+      out.clear();
+      ASSERT_TRUE(session.feed(pipeline.data(), pipeline.size(), out));
+    }
+  };
+  run(1000, 100);  // warm-up
+  EXPECT_EQ(allocations_in([&] { run(10000, 1000); }), 0u);
+  EXPECT_EQ(stats.requests.get(), 1000u + 1600u + 10000u + 16000u);
+}
+
+// Sends `request` and reads until `expected` bytes of answers have arrived.
+bool round_trip(int fd, const char* request, size_t length, size_t expected, char* buf,
+                size_t size) {
+  if (send(fd, request, length, MSG_NOSIGNAL) != static_cast<ssize_t>(length)) return false;
+  size_t got = 0;
+  while (got < expected) {
+    ssize_t n = recv(fd, buf, size, 0);
+    if (n <= 0) return false;
+    got += static_cast<size_t>(n);
+  }
+  return got == expected;
+}
+
+TEST(Allocation, AWorkerAllocatesNothingPerRequestOverLoopback) {
+  Worker worker(test::kTestPersona, {}, {}, 0, nullptr);
+  ASSERT_EQ(worker.init(), 0);
+  struct sockaddr_in sa {};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(worker.listen(reinterpret_cast<struct sockaddr*>(&sa)), 0);
+  sa.sin_port = htons(static_cast<uint16_t>(worker.port()));
+  worker.start(-1, nullptr);
+
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_EQ(connect(fd, reinterpret_cast<struct sockaddr*>(&sa), sizeof sa), 0);
+  // The length of one answer, learnt from the first.
+  char buf[65536];
+  ASSERT_EQ(send(fd, kRequest, sizeof kRequest - 1, 0), static_cast<ssize_t>(sizeof kRequest - 1));
+  ssize_t one = recv(fd, buf, sizeof buf, 0);
+  ASSERT_GT(one, 0);
+  char pipeline[16 * sizeof kRequest];
+  size_t pipeline_length = 0;
+  for (int i = 0; i < 16; ++i) {
+    memcpy(pipeline + pipeline_length, kRequest, sizeof kRequest - 1);
+    pipeline_length += sizeof kRequest - 1;
+  }
+  auto run = [&](int keep_alive, int batches) {
+    for (int i = 0; i < keep_alive; ++i)
+      ASSERT_TRUE(round_trip(fd, kRequest, sizeof kRequest - 1, one, buf, sizeof buf));
+    for (int i = 0; i < batches; ++i)
+      ASSERT_TRUE(round_trip(fd, pipeline, pipeline_length, 16 * one, buf, sizeof buf));
+  };
+  run(1000, 100);  // warm-up
+  EXPECT_EQ(allocations_in([&] { run(10000, 1000); }), 0u);
+  close(fd);
+  worker.stop(false);
+  worker.join();
+}
+
+}  // namespace
+}  // namespace hello
