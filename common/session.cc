@@ -1,7 +1,5 @@
 #include "session.h"
 
-#include <strings.h>
-
 #include <algorithm>
 #include <cstring>
 
@@ -51,8 +49,15 @@ constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 // the request line, which llhttp's spans leave out.
 constexpr size_t kLineOverhead = 4;
 
+// `b` is lower-case ASCII letters, digits and '-'. OR-ing 0x20 folds the
+// case of a letter and leaves digits and '-' alone; the only other bytes it
+// maps onto them are control characters, which llhttp's strict mode has
+// already rejected in names and values.
 bool equals_nocase(const char* a, size_t n, std::string_view b) {
-  return n == b.size() && strncasecmp(a, b.data(), n) == 0;
+  if (n != b.size()) return false;
+  for (size_t i = 0; i < n; ++i)
+    if ((a[i] | 0x20) != b[i]) return false;
+  return true;
 }
 
 }  // namespace
