@@ -64,7 +64,11 @@ bool equals_nocase(const char* a, size_t n, std::string_view b) {
 
 Session::Session(const ResponseTable& table, WorkerStats& stats, AccessLog* log,
                  const Limits& limits)
-    : table_(table), limits_(limits), stats_(stats), log_(log) {
+    : table_(table),
+      limits_(limits),
+      stats_(stats),
+      log_(log),
+      target_(log != nullptr ? new char[kMaxLoggedTarget] : nullptr) {
   reset();
 }
 
@@ -170,7 +174,7 @@ int Session::on_url(const char* at, size_t len) {
   if (url_bytes_ + kLineOverhead > limits_.max_header_bytes) return reject(414);
   if (log_ != nullptr) {
     size_t n = std::min(len, kMaxLoggedTarget - target_length_);
-    memcpy(target_ + target_length_, at, n);
+    memcpy(target_.get() + target_length_, at, n);
     target_length_ = static_cast<uint16_t>(target_length_ + n);
   }
   if (path_done_) return 0;
@@ -315,7 +319,7 @@ void Session::answer(const PreparedResponse& r, bool head_only, bool parsed) {
   if (log_ == nullptr) return;
   std::string_view method =
       parsed ? llhttp_method_name(static_cast<llhttp_method_t>(parser_.method)) : "";
-  log_->append(peer_, method, {target_, target_length_}, parser_.http_minor, r.status,
+  log_->append(peer_, method, {target_.get(), target_length_}, parser_.http_minor, r.status,
                length - r.head_length);
 }
 

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "access_log.h"
@@ -102,7 +103,9 @@ class Session {
   uint16_t path_length_ = 0;
   bool path_done_ = false;  // a '?' or '#' ended the path
   bool path_too_long_ = false;
-  char target_[kMaxLoggedTarget];  // the raw target, kept only for the log
+  // The raw target, kept only for the log: allocated once with the session
+  // (sessions are pooled with their connections), and only when logging.
+  std::unique_ptr<char[]> target_;
   uint16_t target_length_ = 0;
   size_t url_bytes_ = 0;
   size_t head_bytes_ = 0;
