@@ -148,7 +148,7 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
     if (session_.closing()) return;
     std::string& out = worker_.output();
     session_.feed(buf->base, static_cast<size_t>(nread), out);
-    set_read_deadline();
+    set_read_deadline(false);
     send_output();
     if (closing_) return;
     if (writing_ && queued_.size() + backlog_.size() > kMaxQueuedBytes) {
@@ -228,13 +228,10 @@ void Connection::on_write(int status) {
     // The client's bytes waited in the socket while we did not read: its
     // deadlines and the drain check start over from now.
     read_since_check_ = true;
-    deadline_request_ = session_.requests_begun();
-    read_deadline_ =
-        uv_now(worker_.loop()) + (session_.mid_request() ? worker_.options().header_timeout_ms
-                                                         : worker_.options().keep_alive_timeout_ms);
-  } else if (!session_.mid_request()) {
+    set_read_deadline(true);
+  } else {
     // Idle from the moment the last answer was out, not from the last read.
-    read_deadline_ = uv_now(worker_.loop()) + worker_.options().keep_alive_timeout_ms;
+    set_read_deadline(false);
   }
   finish_if_done();
 }
@@ -280,11 +277,11 @@ void Connection::on_timer() {
 
 // A request in progress must be complete within the header timeout of its
 // first byte; between requests the keep-alive timeout runs from the last read.
-void Connection::set_read_deadline() {
+void Connection::set_read_deadline(bool restart) {
   uint64_t now = uv_now(worker_.loop());
   if (!session_.mid_request()) {
     read_deadline_ = now + worker_.options().keep_alive_timeout_ms;
-  } else if (session_.requests_begun() != deadline_request_) {
+  } else if (restart || session_.requests_begun() != deadline_request_) {
     deadline_request_ = session_.requests_begun();
     read_deadline_ = now + worker_.options().header_timeout_ms;
   }

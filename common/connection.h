@@ -56,7 +56,8 @@ class Connection {
   void send(const std::string& out);
   void write_queued();
   void finish_if_done();
-  void set_read_deadline();
+  // `restart`: a request in progress gets a fresh header deadline too.
+  void set_read_deadline(bool restart);
 
   Worker& worker_;
   Session session_;

@@ -208,7 +208,7 @@ def write_markdown(out, meta, cells, chart_files):
     log = access_log_table(cells)
     if log:
         parts += ["## Access log on and off", "", log, ""]
-    parts += ["## All cells", "", cell_table([c for c in cells]), ""]
+    parts += ["## All cells", "", cell_table(cells), ""]
     if chart_files:
         parts += ["## Charts", ""] + [f"![{name}]({name})" for name in chart_files] + [""]
     with open(os.path.join(out, "report.md"), "w") as f:

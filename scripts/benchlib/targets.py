@@ -184,13 +184,6 @@ class Persona(Target):
         return False
 
 
-class Floor(Persona):
-    """hello-floor, when the build has it: the no-HTTP calibration server."""
-
-    def __init__(self, build_dir, **kw):
-        super().__init__("floor", build_dir, **kw)
-
-
 class Peer(Target):
     kind = "peer"
 

@@ -77,7 +77,8 @@ def run(tool, mode, url, connections, cpus, duration=None, requests=None):
         csv_prefix = os.path.join(tmp, "locust")
         argv = [a.replace("@CSV@", csv_prefix) for a in argv]
         if tool == "locust":
-            env["LOCUST_PATH"] = "/" + url.split("/", 3)[3] if url.count("/") >= 3 else "/"
+            # The path of http://host:port/path, which locust requests.
+            env["LOCUST_PATH"] = "/" + (url.split("/", 3) + [""])[3]
         limit = (duration or 60) * 3 + 60
         try:
             done = subprocess.run(["taskset", "-c", cpus] + argv, env=env, capture_output=True, text=True,
