@@ -1,8 +1,11 @@
 #include "connection.h"
 
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cassert>
+#include <cstring>
 #include <utility>
 
 #include "worker.h"
@@ -15,22 +18,17 @@ namespace {
 // client that sends but never reads cannot make us buffer without bound.
 constexpr size_t kMaxQueuedBytes = 1 << 20;
 
-// Pooled connections keep at most this much queue capacity.
-constexpr size_t kPooledCapacity = 64 * 1024;
-
 // After our last response and FIN, wait this long for the client's FIN so
-// it reads the answer instead of a reset, then close anyway.
+// it reads the answer instead of a reset, then close anyway. Checked by the
+// worker's once-a-second sweep, so the wait is 2 to 3 s.
 constexpr uint64_t kLingerMs = 2000;
-
-// While draining for shutdown, a connection that read nothing, owes
-// nothing and is between requests for this long is idle and is closed.
-// Requests a client sent before the signal are in our socket buffer well
-// within it (loopback or LAN).
-constexpr uint64_t kDrainCheckMs = 50;
 
 // During shutdown the wait for the client's FIN is shorter: everything owed
 // has been sent, and the process should not outlive its clients' manners.
 constexpr uint64_t kDrainLingerMs = 200;
+
+// The longest numeric IPv6 address, with its terminating NUL.
+constexpr size_t kPeerSize = 46;
 
 // Fills `out` with the numeric address of the peer of `tcp`, or leaves it empty.
 void peer_name(const uv_tcp_t* tcp, char* out, size_t size) {
@@ -56,17 +54,17 @@ struct ConnectionCallbacks {
     of(s)->on_read(nread, buf);
   }
   static void write(uv_write_t* req, int status) { of(req)->on_write(status); }
-  static void shutdown(uv_shutdown_t* req, int status) { of(req)->on_shutdown(status); }
-  static void timer(uv_timer_t* t) { of(t)->on_timer(); }
   static void close(uv_handle_t* h) { of(h)->on_close(); }
 };
 
 Connection::Connection(Worker& worker)
-    : worker_(worker),
-      session_(worker.table(), worker.stats(), worker.access_log(), worker.options().limits) {}
+    : worker_(worker), peer_(worker.access_log() != nullptr ? new char[kPeerSize] : nullptr) {}
 
 void Connection::start(uv_stream_t* server) {
-  init_handles();
+  int rc = uv_tcp_init(worker_.loop(), &tcp_);
+  assert(rc == 0);  // uv_tcp_init without a socket cannot fail on Unix
+  (void)rc;
+  tcp_.data = this;
   if (uv_accept(server, stream()) != 0) {
     close();
     return;
@@ -75,7 +73,10 @@ void Connection::start(uv_stream_t* server) {
 }
 
 void Connection::adopt(uv_os_sock_t fd) {
-  init_handles();
+  int rc = uv_tcp_init(worker_.loop(), &tcp_);
+  assert(rc == 0);
+  (void)rc;
+  tcp_.data = this;
   if (uv_tcp_open(&tcp_, fd) != 0) {
     ::close(fd);
     close();
@@ -84,57 +85,46 @@ void Connection::adopt(uv_os_sock_t fd) {
   begin();
 }
 
-void Connection::init_handles() {
-  writing_ = reading_ = peer_done_ = shut_down_ = closing_ = draining_ = false;
-  queued_.clear();
-  backlog_.clear();
-  int rc = uv_tcp_init(worker_.loop(), &tcp_);
-  assert(rc == 0);  // uv_tcp_init without a socket cannot fail on Unix
-  rc = uv_timer_init(worker_.loop(), &timer_);
-  assert(rc == 0);
-  (void)rc;
-  tcp_.data = timer_.data = write_req_.data = shutdown_req_.data = this;
-  open_handles_ = 2;
+// The socket inherits TCP_NODELAY from the listener (see Worker).
+void Connection::begin() {
+  reading_ = peer_done_ = ending_ = shut_down_ = closing_ = draining_ = false;
+  if (peer_) {
+    peer_name(&tcp_, peer_.get(), kPeerSize);
+    peer_length_ = static_cast<uint8_t>(strlen(peer_.get()));
+  }
+  start_reading();
+  if (closing_) return;
+  // A new connection has the header timeout to send its first request.
+  deadline_ = uv_now(worker_.loop()) + worker_.options().header_timeout_ms;
 }
 
-void Connection::begin() {
-  if (worker_.access_log() != nullptr) peer_name(&tcp_, peer_, sizeof peer_);
-  session_.reset(peer_);
-  // Responses are complete when written; Nagle would only delay them. If
-  // the option cannot be set the connection still works, only slower.
-  (void)uv_tcp_nodelay(&tcp_, 1);
+void Connection::start_reading() {
   if (uv_read_start(stream(), ConnectionCallbacks::alloc, ConnectionCallbacks::read) != 0) {
     close();
     return;
   }
   reading_ = true;
-  // A new connection has the header timeout to send its first request.
-  deadline_request_ = session_.requests_begun();
-  read_deadline_ = uv_now(worker_.loop()) + worker_.options().header_timeout_ms;
 }
 
 void Connection::close() {
   if (closing_) return;
   closing_ = true;
   uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), ConnectionCallbacks::close);
-  uv_close(reinterpret_cast<uv_handle_t*>(&timer_), ConnectionCallbacks::close);
 }
 
 void Connection::drain() {
   if (closing_ || draining_) return;
   draining_ = true;
   read_since_check_ = false;
-  if (!shut_down_ &&
-      uv_timer_start(&timer_, ConnectionCallbacks::timer, kDrainCheckMs, kDrainCheckMs) != 0)
-    close();
+  // Already waiting for the client's FIN: wait the shorter time.
+  uint64_t end = uv_now(worker_.loop()) + kDrainLingerMs;
+  if (shut_down_ && deadline_ > end) deadline_ = end;
 }
 
+// libuv has called back a cancelled write, if any, before this.
 void Connection::on_close() {
-  if (--open_handles_ > 0) return;
-  // A connection that once queued a lot for a slow client gives the memory
-  // back before it waits in the pool.
-  if (queued_.capacity() > kPooledCapacity) std::string().swap(queued_);
-  if (backlog_.capacity() > kPooledCapacity) std::string().swap(backlog_);
+  assert(pending_ == nullptr);
+  detach_session();
   worker_.release(this);
 }
 
@@ -143,15 +133,22 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
   if (nread > 0) {
     read_since_check_ = true;
     worker_.stats().bytes_in.add(static_cast<uint64_t>(nread));
-    // Once the session has closed, the client's remaining bytes are drained
-    // and ignored while our last response goes out.
-    if (session_.closing()) return;
+    // Once the connection is ending, the client's remaining bytes are
+    // drained and ignored while our last response goes out.
+    if (ending_) return;
+    if (session_ == nullptr) {
+      session_ = worker_.acquire_session();
+      session_->reset({peer_.get(), peer_length_});
+      deadline_request_ = session_->requests_begun();
+    }
     std::string& out = worker_.output();
-    session_.feed(buf->base, static_cast<size_t>(nread), out);
+    if (!session_->feed(buf->base, static_cast<size_t>(nread), out)) ending_ = true;
     set_read_deadline(false);
+    // Between requests the parser holds nothing worth keeping.
+    if (!ending_ && !session_->mid_request()) detach_session();
     send_output();
     if (closing_) return;
-    if (writing_ && queued_.size() + backlog_.size() > kMaxQueuedBytes) {
+    if (writing() && pending_->queued.size() + pending_->backlog.size() > kMaxQueuedBytes) {
       uv_read_stop(stream());
       reading_ = false;
     }
@@ -169,6 +166,12 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
   finish_if_done();
 }
 
+void Connection::detach_session() {
+  if (session_ == nullptr) return;
+  worker_.release_session(session_);
+  session_ = nullptr;
+}
+
 // Sends what the session appended to the worker's output buffer, which is
 // empty again afterwards.
 void Connection::send_output() {
@@ -179,8 +182,8 @@ void Connection::send_output() {
 
 void Connection::send(const std::string& out) {
   worker_.stats().bytes_out.add(out.size());
-  if (writing_) {
-    backlog_.append(out);
+  if (writing()) {
+    pending_->backlog.append(out);
     return;
   }
   uv_buf_t buf = uv_buf_init(const_cast<char*>(out.data()), static_cast<unsigned>(out.size()));
@@ -191,40 +194,39 @@ void Connection::send(const std::string& out) {
     return;
   }
   if (n < 0) n = 0;
-  queued_.assign(out, static_cast<size_t>(n));
+  pending_ = worker_.acquire_write();
+  pending_->req.data = this;
+  pending_->queued.assign(out, static_cast<size_t>(n));
   write_queued();
 }
 
 void Connection::write_queued() {
-  write_deadline_ = uv_now(worker_.loop()) + worker_.options().send_timeout_ms;
-  uv_buf_t buf = uv_buf_init(queued_.data(), static_cast<unsigned>(queued_.size()));
-  if (uv_write(&write_req_, stream(), &buf, 1, ConnectionCallbacks::write) != 0) {
+  pending_->deadline = uv_now(worker_.loop()) + worker_.options().send_timeout_ms;
+  uv_buf_t buf =
+      uv_buf_init(pending_->queued.data(), static_cast<unsigned>(pending_->queued.size()));
+  if (uv_write(&pending_->req, stream(), &buf, 1, ConnectionCallbacks::write) != 0) {
+    worker_.release_write(std::exchange(pending_, nullptr));
     close();
-    return;
   }
-  writing_ = true;
 }
 
 void Connection::on_write(int status) {
-  writing_ = false;
-  if (closing_) return;  // cancelled by close()
-  if (status < 0) {
+  if (closing_ || status < 0) {
+    // Cancelled by close(), or the write failed.
+    worker_.release_write(std::exchange(pending_, nullptr));
     close();
     return;
   }
-  if (!backlog_.empty()) {
-    std::swap(queued_, backlog_);
-    backlog_.clear();
+  if (!pending_->backlog.empty()) {
+    std::swap(pending_->queued, pending_->backlog);
+    pending_->backlog.clear();
     write_queued();
     return;
   }
-  queued_.clear();
+  worker_.release_write(std::exchange(pending_, nullptr));
   if (!reading_ && !peer_done_ && !shut_down_) {
-    if (uv_read_start(stream(), ConnectionCallbacks::alloc, ConnectionCallbacks::read) != 0) {
-      close();
-      return;
-    }
-    reading_ = true;
+    start_reading();
+    if (closing_) return;
     // The client's bytes waited in the socket while we did not read: its
     // deadlines and the drain check start over from now.
     read_since_check_ = true;
@@ -236,71 +238,79 @@ void Connection::on_write(int status) {
   finish_if_done();
 }
 
+// True if the client has sent bytes that nobody will read. Closing a
+// socket with unread input sends a reset, which can destroy our last answer
+// before the client reads it.
+bool Connection::unread_input() {
+  if (session_ == nullptr || !session_->clean_end()) return true;
+  uv_os_fd_t fd;
+  int pending = 0;
+  if (uv_fileno(reinterpret_cast<uv_handle_t*>(&tcp_), &fd) != 0) return true;
+  return ioctl(fd, FIONREAD, &pending) != 0 || pending > 0;
+}
+
 // Ends the connection once nothing more will be sent: straight away if the
-// client is gone, else with a FIN and a bounded wait for the client's own.
+// client is gone or sent nothing we did not read (as nginx does), else with
+// a FIN and a bounded wait for the client's own.
 void Connection::finish_if_done() {
-  if (closing_ || writing_) return;
-  if (peer_done_) {
+  if (closing_ || writing()) return;
+  if (peer_done_ || (ending_ && !shut_down_ && !unread_input())) {
     close();
     return;
   }
-  if (!session_.closing() || shut_down_) return;
+  if (!ending_ || shut_down_) return;
+  uv_os_fd_t fd;
+  if (uv_fileno(reinterpret_cast<uv_handle_t*>(&tcp_), &fd) != 0 || ::shutdown(fd, SHUT_WR) != 0) {
+    close();
+    return;
+  }
   shut_down_ = true;
-  // The drain check has done its part; the linger timer starts in on_shutdown.
-  uv_timer_stop(&timer_);
-  if (uv_shutdown(&shutdown_req_, stream(), ConnectionCallbacks::shutdown) != 0) close();
-}
-
-void Connection::on_shutdown(int status) {
-  if (closing_) return;
-  if (status < 0) {
-    close();
-    return;
-  }
-  if (uv_timer_start(&timer_, ConnectionCallbacks::timer, draining_ ? kDrainLingerMs : kLingerMs,
-                     0) != 0)
-    close();
-}
-
-void Connection::on_timer() {
-  if (shut_down_ || !draining_) {
-    close();  // the linger after our FIN is over
-    return;
-  }
-  if (!read_since_check_ && !writing_ && !session_.mid_request()) {
-    uv_timer_stop(&timer_);
-    session_.stop();
-    finish_if_done();
-  }
-  read_since_check_ = false;
+  deadline_ = uv_now(worker_.loop()) + (draining_ ? kDrainLingerMs : kLingerMs);
 }
 
 // A request in progress must be complete within the header timeout of its
 // first byte; between requests the keep-alive timeout runs from the last read.
 void Connection::set_read_deadline(bool restart) {
   uint64_t now = uv_now(worker_.loop());
-  if (!session_.mid_request()) {
-    read_deadline_ = now + worker_.options().keep_alive_timeout_ms;
-  } else if (restart || session_.requests_begun() != deadline_request_) {
-    deadline_request_ = session_.requests_begun();
-    read_deadline_ = now + worker_.options().header_timeout_ms;
+  if (!mid_request()) {
+    deadline_ = now + worker_.options().keep_alive_timeout_ms;
+  } else if (restart || session_->requests_begun() != deadline_request_) {
+    deadline_request_ = session_->requests_begun();
+    deadline_ = now + worker_.options().header_timeout_ms;
   }
 }
 
 void Connection::check_deadlines(uint64_t now_ms) {
-  if (closing_ || shut_down_) return;  // the linger timer owns the end
-  if (writing_) {
-    if (now_ms >= write_deadline_) close();  // the client does not read
+  if (closing_) return;
+  if (shut_down_) {
+    if (now_ms >= deadline_) close();  // the wait after our FIN is over
     return;
   }
-  if (now_ms < read_deadline_) return;
-  if (session_.mid_request()) {
-    session_.time_out(worker_.output());
-    send_output();
-  } else {
-    session_.stop();
+  if (writing()) {
+    if (now_ms >= pending_->deadline) close();  // the client does not read
+    return;
   }
+  if (now_ms < deadline_ || ending_) return;
+  if (mid_request()) {
+    session_->time_out(worker_.output());
+    send_output();
+    if (closing_) return;
+  }
+  ending_ = true;
   finish_if_done();
+}
+
+void Connection::check_drain(uint64_t now_ms) {
+  if (closing_) return;
+  if (shut_down_) {
+    if (now_ms >= deadline_) close();
+    return;
+  }
+  if (!read_since_check_ && !writing() && !mid_request() && !ending_) {
+    ending_ = true;
+    finish_if_done();
+  }
+  read_since_check_ = false;
 }
 
 }  // namespace hello

@@ -77,6 +77,7 @@ void Session::reset(std::string_view peer) {
   parser_.data = this;
   peer_ = peer;
   closing_ = false;
+  clean_end_ = false;
   mid_request_ = false;
   error_status_ = 0;
   tail_after_line_end_ = false;
@@ -98,8 +99,11 @@ bool Session::feed(const char* data, size_t len, std::string& out) {
   const char* p = feed_end_;
   while (p > feed_begin_ && (p[-1] == ' ' || p[-1] == '\t')) --p;
   if (p > feed_begin_) tail_after_line_end_ = p[-1] == '\n';
-  if (err != HPE_OK && err != HPE_PAUSED) {
-    if (err == HPE_PAUSED_UPGRADE) {
+  if (err != HPE_OK) {
+    if (err == HPE_PAUSED) {
+      // on_message_complete() paused after a closing response.
+      clean_end_ = llhttp_get_error_pos(&parser_) == feed_end_;
+    } else if (err == HPE_PAUSED_UPGRADE) {
       // CONNECT was answered; what follows would be a tunnel.
       closing_ = true;
     } else {

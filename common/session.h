@@ -51,6 +51,9 @@ class Session {
   bool feed(const char* data, size_t len, std::string& out);
 
   bool closing() const { return closing_; }
+  // True if the session closed after a complete request that ended exactly
+  // where the bytes fed so far ended: no input was left unanswered.
+  bool clean_end() const { return clean_end_; }
   // True while a request has started but not yet been answered.
   bool mid_request() const { return mid_request_; }
   // Counts the requests begun, so a caller can tell one from the next.
@@ -123,6 +126,7 @@ class Session {
   bool expect_unknown_ = false;
   int error_status_ = 0;  // set by a callback that rejects the request
   bool closing_ = false;
+  bool clean_end_ = false;
   bool mid_request_ = false;
 };
 

@@ -1,6 +1,7 @@
 #include "worker.h"
 
 #include <fcntl.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/socket.h>
@@ -25,6 +26,15 @@ constexpr int kListenBacklog = 4096;
 // How long a worker out of descriptors stops accepting before it tries again.
 constexpr uint64_t kRelistenMs = 250;
 
+// While draining for shutdown, a connection that read nothing, owes
+// nothing and is between requests for this long is idle and is closed.
+// Requests a client sent before the signal are in our socket buffer well
+// within it (loopback or LAN).
+constexpr uint64_t kDrainCheckMs = 50;
+
+// Pooled writes keep at most this much buffer capacity.
+constexpr size_t kPooledCapacity = 64 * 1024;
+
 }  // namespace
 
 struct WorkerCallbacks {
@@ -35,6 +45,7 @@ struct WorkerCallbacks {
   static void closed(uv_handle_t*) {}
   static void listener_closed(uv_handle_t* h) { of(h)->on_listener_closed(); }
   static void relisten(uv_timer_t* t) { of(t)->on_relisten(); }
+  static void drain_timer(uv_timer_t* t) { of(t)->on_drain_timer(); }
 };
 
 Worker::Worker(const Persona& persona, const TableOptions& table_options,
@@ -50,12 +61,14 @@ int Worker::init() {
   if (rc != 0) return rc;
   loop_ready_ = true;
   if ((rc = uv_timer_init(&loop_, &date_timer_)) != 0) return rc;
-  date_timer_.data = relisten_timer_.data = this;
+  date_timer_.data = relisten_timer_.data = drain_timer_.data = this;
   // Cannot fail: a timer needs no descriptor.
   uv_timer_init(&loop_, &relisten_timer_);
+  uv_timer_init(&loop_, &drain_timer_);
   if ((rc = uv_async_init(&loop_, &command_async_, WorkerCallbacks::command)) != 0) {
     uv_close(reinterpret_cast<uv_handle_t*>(&date_timer_), WorkerCallbacks::closed);
     uv_close(reinterpret_cast<uv_handle_t*>(&relisten_timer_), WorkerCallbacks::closed);
+    uv_close(reinterpret_cast<uv_handle_t*>(&drain_timer_), WorkerCallbacks::closed);
     uv_run(&loop_, UV_RUN_DEFAULT);
     uv_loop_close(&loop_);
     loop_ready_ = false;
@@ -105,6 +118,11 @@ int Worker::open_listener() {
   if ((rc = uv_fileno(reinterpret_cast<uv_handle_t*>(&listener_), &fd)) != 0) return rc;
   int one = 1;
   if (setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0)
+    return uv_translate_sys_error(errno);
+  // Responses are complete when written; Nagle would only delay them.
+  // Accepted sockets inherit the option, which saves a system call per
+  // connection.
+  if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0)
     return uv_translate_sys_error(errno);
   if ((rc = uv_tcp_bind(&listener_, addr, 0)) != 0) return rc;
   if ((rc = uv_listen(reinterpret_cast<uv_stream_t*>(&listener_), kListenBacklog,
@@ -220,6 +238,10 @@ void Worker::on_command() {
     drop_kept_socket();
     uv_timer_stop(&relisten_timer_);
     for (Connection* c = live_; c != nullptr; c = c->next) c->drain();
+    int rc =
+        uv_timer_start(&drain_timer_, WorkerCallbacks::drain_timer, kDrainCheckMs, kDrainCheckMs);
+    assert(rc == 0);
+    (void)rc;
   }
   if (level >= 2)
     for (Connection* c = live_; c != nullptr; c = c->next) c->close();
@@ -234,6 +256,7 @@ void Worker::finish_if_done() {
   if (access_log_) access_log_->flush_final();
   uv_close(reinterpret_cast<uv_handle_t*>(&date_timer_), WorkerCallbacks::closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&relisten_timer_), WorkerCallbacks::closed);
+  uv_close(reinterpret_cast<uv_handle_t*>(&drain_timer_), WorkerCallbacks::closed);
   // Unreferenced, the command handle no longer keeps the loop running.
   uv_unref(reinterpret_cast<uv_handle_t*>(&command_async_));
 }
@@ -301,6 +324,42 @@ void Worker::release(Connection* c) {
   spare_.push_back(c);
   stats_.open.sub();
   finish_if_done();
+}
+
+Session* Worker::acquire_session() {
+  if (spare_sessions_.empty()) {
+    sessions_.push_back(
+        std::make_unique<Session>(table_, stats_, access_log_.get(), options_.limits));
+    return sessions_.back().get();
+  }
+  Session* s = spare_sessions_.back();
+  spare_sessions_.pop_back();
+  return s;
+}
+
+PendingWrite* Worker::acquire_write() {
+  if (spare_writes_.empty()) {
+    writes_.push_back(std::make_unique<PendingWrite>());
+    return writes_.back().get();
+  }
+  PendingWrite* w = spare_writes_.back();
+  spare_writes_.pop_back();
+  return w;
+}
+
+// A write that once queued a lot for a slow client gives the memory back
+// before it waits in the pool.
+void Worker::release_write(PendingWrite* w) {
+  w->queued.clear();
+  w->backlog.clear();
+  if (w->queued.capacity() > kPooledCapacity) std::string().swap(w->queued);
+  if (w->backlog.capacity() > kPooledCapacity) std::string().swap(w->backlog);
+  spare_writes_.push_back(w);
+}
+
+void Worker::on_drain_timer() {
+  uint64_t now_ms = uv_now(&loop_);
+  for (Connection* c = live_; c != nullptr; c = c->next) c->check_drain(now_ms);
 }
 
 void Worker::on_date_timer() {

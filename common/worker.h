@@ -12,13 +12,12 @@
 #include <vector>
 
 #include "access_log.h"
+#include "connection.h"
 #include "counter.h"
 #include "response_table.h"
 #include "session.h"
 
 namespace hello {
-
-class Connection;
 
 // Per-connection limits and deadlines (docs/hardening.md).
 struct WorkerOptions {
@@ -66,6 +65,12 @@ class Worker {
 
   // Called by a connection from its close callback.
   void release(Connection* c);
+  // Pools of what a connection needs only while a request is in progress
+  // or a write is in flight; they grow to the peak in use and are reused.
+  Session* acquire_session();
+  void release_session(Session* s) { spare_sessions_.push_back(s); }
+  PendingWrite* acquire_write();
+  void release_write(PendingWrite* w);
 
  private:
   friend struct WorkerCallbacks;
@@ -80,6 +85,7 @@ class Worker {
   void accept_queued();
   void on_connection(int status);
   void on_date_timer();
+  void on_drain_timer();
   void on_command();
   void schedule_date_timer();
   void finish_if_done();
@@ -93,6 +99,7 @@ class Worker {
   uv_tcp_t listener_;
   uv_timer_t date_timer_;
   uv_timer_t relisten_timer_;
+  uv_timer_t drain_timer_;
   struct sockaddr_storage address_;
   int kept_socket_ = -1;  // a second descriptor of the listening socket
   uv_async_t command_async_;
@@ -109,6 +116,10 @@ class Worker {
   std::atomic<bool> finished_{false};
   Connection* live_ = nullptr;      // intrusive list of open connections
   std::vector<Connection*> spare_;  // closed connections, ready for reuse
+  std::vector<std::unique_ptr<Session>> sessions_;
+  std::vector<Session*> spare_sessions_;
+  std::vector<std::unique_ptr<PendingWrite>> writes_;
+  std::vector<PendingWrite*> spare_writes_;
   std::string output_;
   char read_buffer_[kReadBufferSize];
 };

@@ -294,6 +294,55 @@ TEST(Lifecycle, ResettingClientsLeakNoDescriptors) {
   EXPECT_EQ(s.stop(), 0);
 }
 
+// Waits up to `limit` for the server to hold `fds` descriptors.
+bool fds_reach(ServerProcess& s, int fds, std::chrono::milliseconds limit) {
+  auto deadline = Clock::now() + limit;
+  while (s.open_fds() != fds && Clock::now() < deadline) std::this_thread::sleep_for(10ms);
+  return s.open_fds() == fds;
+}
+
+// As nginx does: when the closing request was the last byte the client
+// sent, the server closes at once instead of waiting for the client's FIN.
+TEST(Lifecycle, ClosesAtOnceWhenNothingIsLeftUnread) {
+  ServerProcess s("sanic");
+  ASSERT_EQ(exchange(s.port(), 1), 1);
+  std::this_thread::sleep_for(100ms);
+  const int baseline = s.open_fds();
+  std::vector<std::unique_ptr<Client>> clients;
+  for (int i = 0; i < 20; ++i) {
+    clients.push_back(std::make_unique<Client>(s.port()));
+    ASSERT_TRUE(clients.back()->send("GET / HTTP/1.0\r\n\r\n"));
+    auto answer = clients.back()->read_to_eof();
+    ASSERT_TRUE(answer.has_value());
+    EXPECT_EQ(answer->rfind("HTTP/1.1 200 OK\r\n", 0), 0u);
+  }
+  // The clients keep their sockets open; the server holds none of them,
+  // well before the 2 s it would wait for a client's FIN.
+  EXPECT_TRUE(fds_reach(s, baseline, 500ms))
+      << s.open_fds() << " descriptors, " << baseline << " before";
+  EXPECT_EQ(s.stop(), 0);
+}
+
+// Bytes after the closing request: the server sends FIN and waits for the
+// client's, so that closing with unread input does not reset the client
+// before it has read the answer.
+TEST(Lifecycle, WaitsForTheClientWhenInputIsLeftUnread) {
+  ServerProcess s("sanic");
+  ASSERT_EQ(exchange(s.port(), 1), 1);
+  std::this_thread::sleep_for(100ms);
+  const int baseline = s.open_fds();
+  Client c(s.port());
+  ASSERT_TRUE(c.send("GET / HTTP/1.0\r\n\r\nGET / HTTP/1.0\r\n\r\n"));
+  auto answer = c.read_to_eof();
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_EQ(answer->rfind("HTTP/1.1 200 OK\r\n", 0), 0u);
+  EXPECT_EQ(answer->find("HTTP/1.1", 1), std::string::npos) << "one answer, then EOF";
+  EXPECT_FALSE(fds_reach(s, baseline, 300ms)) << "closed without waiting";
+  c.shutdown_write();
+  EXPECT_TRUE(fds_reach(s, baseline, 1s)) << "the client's FIN ends the wait";
+  EXPECT_EQ(s.stop(), 0);
+}
+
 TEST(Lifecycle, StartAndStopOnTheSamePortAHundredTimes) {
   int port;
   {

@@ -65,6 +65,36 @@ TEST_F(SessionTest, KeepAliveMatrix) {
   }
 }
 
+// The connection closes at once only when nothing was left unread.
+TEST_F(SessionTest, CleanEndOnlyWhenTheClosingRequestEndsTheInput) {
+  feed("GET / HTTP/1.0\r\nUser-Agent: ab\r\n\r\n");
+  EXPECT_FALSE(open_);
+  EXPECT_TRUE(session_.clean_end());
+
+  session_.reset();
+  feed("GET / HTTP/1.1\r\nHost: a\r\n");
+  feed("Connection: close\r\n\r\n");
+  EXPECT_TRUE(session_.clean_end()) << "split across reads";
+
+  session_.reset();
+  feed("GET / HTTP/1.0\r\n\r\nGET / HTTP/1.0\r\n\r\n");
+  EXPECT_FALSE(session_.clean_end()) << "a pipelined request was left";
+
+  session_.reset();
+  feed("GET / HTTP/1.0\r\n\r\nG");
+  EXPECT_FALSE(session_.clean_end()) << "one byte was left";
+
+  session_.reset();
+  feed("GET / HTTP/1.1\r\nHost: a\r\nBad Header: x\r\n\r\n");
+  EXPECT_FALSE(open_);
+  EXPECT_FALSE(session_.clean_end()) << "a rejected request never ends cleanly";
+
+  session_.reset();
+  feed(kGet11);
+  EXPECT_TRUE(open_);
+  EXPECT_FALSE(session_.clean_end());
+}
+
 TEST_F(SessionTest, KnowsWhenItIsMidRequest) {
   EXPECT_FALSE(session_.mid_request());
   EXPECT_EQ(feed("GET / HTTP/1.1\r\nHo"), "");
