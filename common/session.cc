@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cstring>
 
+// The parser's callbacks are used only here, through the trampolines below:
+// one call from llhttp instead of two.
+#define HELLO_CALLBACK [[gnu::always_inline]] inline
+
 namespace hello {
 
 // Static trampolines: llhttp hands back the parser, whose data is the session.
@@ -17,7 +21,6 @@ struct SessionCallbacks {
   static int header_value(llhttp_t* p, const char* at, size_t n) {
     return of(p)->on_header_value(at, n);
   }
-  static int header_value_complete(llhttp_t* p) { return of(p)->on_header_value_complete(); }
   static int headers_complete(llhttp_t* p) { return of(p)->on_headers_complete(); }
   static int body(llhttp_t* p, const char* at, size_t n) { return of(p)->on_body(at, n); }
   static int message_complete(llhttp_t* p) { return of(p)->on_message_complete(); }
@@ -30,7 +33,6 @@ struct SessionCallbacks {
     s.on_header_field = header_field;
     s.on_header_field_complete = header_field_complete;
     s.on_header_value = header_value;
-    s.on_header_value_complete = header_value_complete;
     s.on_headers_complete = headers_complete;
     s.on_body = body;
     s.on_message_complete = message_complete;
@@ -155,7 +157,7 @@ int Session::reject(int status) {
   return HPE_USER;
 }
 
-int Session::on_message_begin() {
+HELLO_CALLBACK int Session::on_message_begin() {
   mid_request_ = true;
   ++requests_begun_;
   path_length_ = 0;
@@ -168,13 +170,15 @@ int Session::on_message_begin() {
   body_bytes_ = 0;
   field_length_ = 0;
   hosts_ = 0;
+  header_ = Header::other;
   expect_continue_ = false;
   expect_unknown_ = false;
   return 0;
 }
 
-int Session::on_url(const char* at, size_t len) {
+HELLO_CALLBACK int Session::on_url(const char* at, size_t len) {
   url_bytes_ += len;
+  head_bytes_ += len;
   if (url_bytes_ + kLineOverhead > limits_.max_header_bytes) return reject(414);
   if (log_ != nullptr) {
     size_t n = std::min(len, kMaxLoggedTarget - target_length_);
@@ -182,40 +186,50 @@ int Session::on_url(const char* at, size_t len) {
     target_length_ = static_cast<uint16_t>(target_length_ + n);
   }
   if (path_done_) return 0;
-  const char* end = static_cast<const char*>(memchr(at, '?', len));
-  if (const char* hash = static_cast<const char*>(memchr(at, '#', len));
-      hash && (!end || hash < end))
-    end = hash;
-  size_t n = end ? static_cast<size_t>(end - at) : len;
-  if (end) path_done_ = true;
-  if (n > kMaxPath - path_length_) {
+  // Copy the path up to '?' or '#'; a path longer than any route is only
+  // scanned as far as that.
+  size_t room = kMaxPath - path_length_;
+  size_t n = 0;
+  for (; n < len && n <= room; ++n) {
+    char c = at[n];
+    if (c == '?' || c == '#') {
+      path_done_ = true;
+      break;
+    }
+    if (n < room) path_[path_length_ + n] = c;
+  }
+  if (n > room) {
     path_too_long_ = true;
     path_done_ = true;
     return 0;
   }
-  memcpy(path_ + path_length_, at, n);
   path_length_ = static_cast<uint16_t>(path_length_ + n);
   return 0;
 }
 
-int Session::on_header_field(const char* at, size_t len) {
+HELLO_CALLBACK int Session::on_header_field(const char* at, size_t len) {
   head_bytes_ += len;
-  if (url_bytes_ + head_bytes_ > limits_.max_header_bytes) return reject(431);
-  if (field_length_ < kFieldPrefix)
-    memcpy(field_ + field_length_, at, std::min(len, kFieldPrefix - field_length_));
-  field_length_ += len;
+  if (head_bytes_ > limits_.max_header_bytes) return reject(431);
+  // Only "Host" and "Expect" matter, so only names that short are kept.
+  size_t end = field_length_ + len;
+  if (end <= kFieldPrefix)
+    for (size_t i = 0; i < len; ++i) field_[field_length_ + i] = at[i];
+  field_length_ = end;
   return 0;
 }
 
-int Session::on_header_field_complete() {
+HELLO_CALLBACK int Session::on_header_field_complete() {
+  // The previous header's value is complete once the next name is.
+  if (header_ == Header::expect) finish_expect();
   if (++headers_ > Limits::kMaxHeaders) return reject(431);
   head_bytes_ += kLineOverhead;
-  header_ = equals_nocase(field_, field_length_, "host")     ? Header::host
-            : equals_nocase(field_, field_length_, "expect") ? Header::expect
-                                                             : Header::other;
-  if (header_ == Header::host && ++hosts_ > 1) return reject(400);
+  if (field_length_ == 4 && equals_nocase(field_, 4, "host")) {
+    if (++hosts_ > 1) return reject(400);
+  } else if (field_length_ == 6 && equals_nocase(field_, 6, "expect")) {
+    header_ = Header::expect;
+    value_length_ = 0;
+  }
   field_length_ = 0;
-  value_length_ = 0;
   return 0;
 }
 
@@ -225,9 +239,9 @@ bool Session::after_line_end(const char* at) const {
   return p > feed_begin_ ? p[-1] == '\n' : tail_after_line_end_;
 }
 
-int Session::on_header_value(const char* at, size_t len) {
+HELLO_CALLBACK int Session::on_header_value(const char* at, size_t len) {
   head_bytes_ += len;
-  if (url_bytes_ + head_bytes_ > limits_.max_header_bytes) return reject(431);
+  if (head_bytes_ > limits_.max_header_bytes) return reject(431);
   // llhttp accepts obs-fold (a line starting with SP or HTAB continues the
   // previous value) and reports the continuation as a span of the value.
   // An ordinary value span follows "name:" and blanks on its own line; only
@@ -242,22 +256,22 @@ int Session::on_header_value(const char* at, size_t len) {
   return 0;
 }
 
-int Session::on_header_value_complete() {
-  if (header_ == Header::expect) {
-    // Trailing blanks are not part of a field value (RFC 9110 section 5.5).
-    while (value_length_ > 0 && value_length_ <= kExpectValue &&
-           (value_[value_length_ - 1] == ' ' || value_[value_length_ - 1] == '\t'))
-      --value_length_;
-    if (equals_nocase(value_, value_length_, "100-continue"))
-      expect_continue_ = true;
-    else
-      expect_unknown_ = true;
-  }
+// Called once the Expect value is complete: when the next header name is,
+// or the head. (No value-complete callback: one call less per header.)
+void Session::finish_expect() {
+  // Trailing blanks are not part of a field value (RFC 9110 section 5.5).
+  while (value_length_ > 0 && value_length_ <= kExpectValue &&
+         (value_[value_length_ - 1] == ' ' || value_[value_length_ - 1] == '\t'))
+    --value_length_;
+  if (equals_nocase(value_, value_length_, "100-continue"))
+    expect_continue_ = true;
+  else
+    expect_unknown_ = true;
   header_ = Header::other;
-  return 0;
 }
 
-int Session::on_headers_complete() {
+HELLO_CALLBACK int Session::on_headers_complete() {
+  if (header_ == Header::expect) finish_expect();
   if (parser_.http_major != 1) return reject(505);
   // RFC 9112 section 3.2: an HTTP/1.1 request has exactly one Host.
   if (parser_.http_minor == 1 && hosts_ == 0) return reject(400);
@@ -276,20 +290,23 @@ int Session::on_headers_complete() {
   return 0;
 }
 
-int Session::on_body(const char*, size_t len) {
+HELLO_CALLBACK int Session::on_body(const char*, size_t len) {
   // Content-Length was checked up front; chunked bodies are counted here.
   body_bytes_ += len;
   if (body_bytes_ > limits_.max_body_bytes) return reject(413);
   return 0;
 }
 
-int Session::on_message_complete() {
+HELLO_CALLBACK int Session::on_message_complete() {
   const ConnectionPolicy& policy = table_.policy();
   bool http11 = parser_.http_minor == 1;
   int method = llhttp_get_method(&parser_);
   // After CONNECT the client would speak a tunnel protocol: answer and close.
-  bool keep_alive = llhttp_should_keep_alive(&parser_) && !policy.always_close &&
-                    (http11 || policy.keep_alive_http10) && method != HTTP_CONNECT;
+  // llhttp_should_keep_alive() for a request, without its two calls.
+  bool client_keeps = http11 ? !(parser_.flags & F_CONNECTION_CLOSE)
+                             : (parser_.flags & F_CONNECTION_KEEP_ALIVE) != 0;
+  bool keep_alive = client_keeps && !policy.always_close && (http11 || policy.keep_alive_http10) &&
+                    method != HTTP_CONNECT;
   Variant v = variant_of(http11, keep_alive);
   bool head = method == HTTP_HEAD;
   int route = path_too_long_ ? -1 : table_.find_route({path_, path_length_});

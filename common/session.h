@@ -67,7 +67,7 @@ class Session {
   // The log shows at most this much of a request target.
   static constexpr size_t kMaxLoggedTarget = 256;
   // Long enough for every header name the session looks at ("Expect").
-  static constexpr size_t kFieldPrefix = 8;
+  static constexpr size_t kFieldPrefix = 6;
   // Long enough for "100-continue" and a little more.
   static constexpr size_t kExpectValue = 16;
 
@@ -78,7 +78,7 @@ class Session {
   int on_header_field(const char* at, size_t len);
   int on_header_field_complete();
   int on_header_value(const char* at, size_t len);
-  int on_header_value_complete();
+  void finish_expect();
   int on_headers_complete();
   int on_body(const char* at, size_t len);
   int on_message_complete();
