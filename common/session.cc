@@ -1,6 +1,8 @@
 #include "session.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cstring>
 
 // The parser's callbacks are used only here, through the trampolines below:
@@ -61,6 +63,26 @@ bool equals_nocase(const char* a, size_t n, std::string_view b) {
     if ((a[i] | 0x20) != b[i]) return false;
   return true;
 }
+
+// Eight bytes as one word, in memory order whatever the machine's byte order.
+constexpr uint64_t word_of(std::array<uint8_t, 8> bytes) {
+  return std::bit_cast<uint64_t>(bytes);
+}
+
+constexpr uint64_t kCaseBits = word_of({0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20});
+// kPrefixMask[n] keeps the first n bytes of a word.
+constexpr uint64_t kPrefixMask[] = {
+    word_of({0, 0, 0, 0, 0, 0, 0, 0}),
+    word_of({0xff, 0, 0, 0, 0, 0, 0, 0}),
+    word_of({0xff, 0xff, 0, 0, 0, 0, 0, 0}),
+    word_of({0xff, 0xff, 0xff, 0, 0, 0, 0, 0}),
+    word_of({0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}),
+    word_of({0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0}),
+    word_of({0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0}),
+};
+// The names as on_header_field_complete() sees them, masked to their length.
+constexpr uint64_t kHost = word_of({'h', 'o', 's', 't', 0, 0, 0, 0});
+constexpr uint64_t kExpect = word_of({'e', 'x', 'p', 'e', 'c', 't', 0, 0});
 
 }  // namespace
 
@@ -164,7 +186,6 @@ HELLO_CALLBACK int Session::on_message_begin() {
   target_length_ = 0;
   path_done_ = false;
   path_too_long_ = false;
-  url_bytes_ = 0;
   head_bytes_ = 0;
   headers_ = 0;
   body_bytes_ = 0;
@@ -177,9 +198,9 @@ HELLO_CALLBACK int Session::on_message_begin() {
 }
 
 HELLO_CALLBACK int Session::on_url(const char* at, size_t len) {
-  url_bytes_ += len;
+  // No header has been counted yet: so far the head is the target.
   head_bytes_ += len;
-  if (url_bytes_ + kLineOverhead > limits_.max_header_bytes) return reject(414);
+  if (head_bytes_ + kLineOverhead > limits_.max_header_bytes) return reject(414);
   if (log_ != nullptr) {
     size_t n = std::min(len, kMaxLoggedTarget - target_length_);
     memcpy(target_.get() + target_length_, at, n);
@@ -212,8 +233,12 @@ HELLO_CALLBACK int Session::on_header_field(const char* at, size_t len) {
   if (head_bytes_ > limits_.max_header_bytes) return reject(431);
   // Only "Host" and "Expect" matter, so only names that short are kept.
   size_t end = field_length_ + len;
-  if (end <= kFieldPrefix)
-    for (size_t i = 0; i < len; ++i) field_[field_length_ + i] = at[i];
+  if (end <= kFieldPrefix) {
+    if (field_length_ == 0 && feed_end_ - at >= 8)
+      memcpy(field_, at, 8);  // one load; the bytes past the name are masked off
+    else
+      for (size_t i = 0; i < len; ++i) field_[field_length_ + i] = at[i];
+  }
   field_length_ = end;
   return 0;
 }
@@ -223,11 +248,18 @@ HELLO_CALLBACK int Session::on_header_field_complete() {
   if (header_ == Header::expect) finish_expect();
   if (++headers_ > Limits::kMaxHeaders) return reject(431);
   head_bytes_ += kLineOverhead;
-  if (field_length_ == 4 && equals_nocase(field_, 4, "host")) {
-    if (++hosts_ > 1) return reject(400);
-  } else if (field_length_ == 6 && equals_nocase(field_, 6, "expect")) {
-    header_ = Header::expect;
-    value_length_ = 0;
+  if (field_length_ <= kFieldPrefix) {
+    // The name's first bytes as one word, case folded: OR-ing 0x20 folds
+    // the letters of "host" and "expect" (see equals_nocase()).
+    uint64_t word;
+    memcpy(&word, field_, 8);
+    word = (word | kCaseBits) & kPrefixMask[field_length_];
+    if (word == kHost) {
+      if (++hosts_ > 1) return reject(400);
+    } else if (word == kExpect) {
+      header_ = Header::expect;
+      value_length_ = 0;
+    }
   }
   field_length_ = 0;
   return 0;
@@ -247,7 +279,8 @@ HELLO_CALLBACK int Session::on_header_value(const char* at, size_t len) {
   // An ordinary value span follows "name:" and blanks on its own line; only
   // a fold's span follows a line end and blanks. RFC 9112 section 5.2 lets
   // a server reject folds with 400, and we do.
-  if (after_line_end(at)) return reject(400);
+  bool after_colon = at - feed_begin_ >= 2 && at[-1] == ' ' && at[-2] == ':';
+  if (!after_colon && after_line_end(at)) return reject(400);
   if (header_ == Header::expect) {
     size_t room = kExpectValue - std::min(value_length_, kExpectValue);
     memcpy(value_ + std::min(value_length_, kExpectValue), at, std::min(len, room));

@@ -110,11 +110,10 @@ class Session {
   // (sessions are pooled with their connections), and only when logging.
   std::unique_ptr<char[]> target_;
   uint16_t target_length_ = 0;
-  size_t url_bytes_ = 0;
   size_t head_bytes_ = 0;
   size_t headers_ = 0;
   size_t body_bytes_ = 0;
-  char field_[kFieldPrefix];
+  char field_[8];  // the first kFieldPrefix bytes of a name, and room for one load
   size_t field_length_ = 0;
   Header header_ = Header::other;
   char value_[kExpectValue];
