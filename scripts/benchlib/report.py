@@ -131,6 +131,89 @@ def access_log_table(cells):
     return "\n".join(lines)
 
 
+def _cpu(cells, name, kind, tool, mode, variant=None):
+    for c in cells:
+        if (c["name"], c["kind"], c["tool"], c["mode"], c["workers"], c.get("variant")) == (
+                name, kind, tool, mode, 1, variant):
+            return c.get("cpu_us_per_request")
+    return None
+
+
+def performance_table(meta, cells):
+    """The targets of docs/performance.md against what this run measured."""
+    perf = meta.get("performance")
+    if not perf:
+        return ""
+    personas = sorted({c["name"] for c in cells if c["kind"] == "persona" and c["name"] != "floor"
+                       and not c.get("variant")})
+    rows = []
+
+    def row(measure, target, limit, results, strict=False):
+        values = [v for _, v in results if v is not None]
+        if not values:
+            met = "not measured"
+        else:
+            ok = all((v < limit) if strict else (v <= limit) for v in values) and len(values) == len(results)
+            met = "yes" if ok else "**no**"
+        shown = ", ".join(f"{label} {_fmt(v, 2) if v is not None else '-'}" for label, v in results)
+        rows.append(f"| {measure} | {target} | {shown} | {met} |")
+
+    def ratios(tool, mode, name, kind):
+        out = []
+        for p in personas:
+            mine, ref = _cpu(cells, p, "persona", tool, mode), _cpu(cells, name, kind, tool, mode)
+            out.append((f"hello-{p}", mine / ref if mine and ref else None))
+        return out
+
+    row("CPU/request, keep-alive (wrk -c64), vs hello-floor", "≤ 1.03", 1.03,
+        ratios("wrk", "keepalive", "floor", "persona"))
+    row("CPU/request, keep-alive (wrk -c64), vs nginx", "≤ 1.0", 1.0, ratios("wrk", "keepalive", "nginx", "peer"))
+    row("CPU/request, 16-deep pipelining (wrk -c64), vs hello-floor", "≤ 1.15", 1.15,
+        ratios("wrk", "pipeline", "floor", "persona"))
+    row("CPU/request, 16-deep pipelining (wrk -c64), vs nginx", "≤ 0.15", 0.15,
+        ratios("wrk", "pipeline", "nginx", "peer"))
+    row("CPU/request, HTTP/1.0 one request per connection (ab -c100), vs nginx", "≤ 1.0", 1.0,
+        ratios("ab", "close", "nginx", "peer"))
+    logged = sorted({c["name"] for c in cells if c.get("variant") == "log-on"})
+    for mode in ("keepalive", "pipeline"):
+        results = []
+        for p in logged:
+            on, off = _cpu(cells, p, "persona", "wrk", mode, "log-on"), _cpu(cells, p, "persona", "wrk", mode, "log-off")
+            results.append((f"hello-{p}", on / off if on and off else None))
+        if results:
+            row(f"CPU/request, access log to a file on vs off (wrk {mode})", "≤ 1.15", 1.15, results)
+    idle = {r["target"]: r for r in perf.get("idle_rss", [])}
+    ours, nginx = idle.get("hello-sanic", {}), idle.get("nginx", {})
+    if ours.get("bytes_per_connection") and nginx.get("bytes_per_connection"):
+        ratio = ours["bytes_per_connection"] / nginx["bytes_per_connection"]
+        rows.append(f"| RSS per idle keep-alive connection ({ours['connections']:,} connections), vs nginx | < 1.0 | "
+                    f"hello-sanic {ours['bytes_per_connection']:,.0f} bytes, nginx "
+                    f"{nginx['bytes_per_connection']:,.0f} bytes: {ratio:.2f} | {'yes' if ratio < 1 else '**no**'} |")
+    else:
+        rows.append(f"| RSS per idle keep-alive connection, vs nginx | < 1.0 | "
+                    f"{ours.get('error') or nginx.get('error') or 'not measured'} | not measured |")
+    alloc = perf.get("allocations", {})
+    if alloc.get("counts"):
+        total = sum(alloc["counts"].values())
+        shown = ", ".join(f"{k}: {v}" for k, v in alloc["counts"].items())
+        rows.append(f"| heap allocations in steady state (10,000 keep-alive + 1,000 × 16 pipelined) | 0 | {shown} | "
+                    f"{'yes' if total == 0 and alloc.get('passed') else '**no**'} |")
+    else:
+        rows.append(f"| heap allocations in steady state | 0 | {alloc.get('error', 'not measured')} | not measured |")
+    micro = perf.get("micro_benchmark", {})
+    ns = micro.get("median_ns", {})
+    for depth, label in (("1", "one request"), ("16", "16 pipelined")):
+        r = micro.get(f"ratio_{depth}")
+        if r is None:
+            rows.append(f"| micro-benchmark, heart vs llhttp_execute alone, {label} | ≤ 1.3 | "
+                        f"{micro.get('error', 'not measured')} | not measured |")
+            continue
+        rows.append(f"| micro-benchmark, heart vs llhttp_execute alone, {label} | ≤ 1.3 | "
+                    f"{ns[f'heart/{depth}']:,.0f} ns vs {ns[f'llhttp_only/{depth}']:,.0f} ns: {r:.2f} | "
+                    f"{'yes' if r <= 1.3 else '**no**'} |")
+    return "\n".join(["| measure | target | result | met? |", "| --- | --- | --- | --- |"] + rows)
+
+
 def charts(out, cells):
     """PNG charts; returns their file names (empty if matplotlib is missing)."""
     try:
@@ -202,6 +285,13 @@ def write_markdown(out, meta, cells, chart_files):
         parts += ["## Problems", "", "These cells are not clean; their medians use only the clean runs, if any.", ""]
         parts += [f"- {c['target']} ({c['tool']}, {c['mode']}, workers {c['workers']}): {c['error']}" for c in problems]
         parts.append("")
+    targets = performance_table(meta, cells)
+    if targets:
+        parts += ["## Performance targets", "",
+                  "Ratios of server CPU per request, each against a reference measured in this run "
+                  "(medians). The micro-benchmark interleaves its cases at random "
+                  f"({meta['performance'].get('micro_benchmark', {}).get('repetitions', '-')} repetitions, "
+                  "pinned to the server CPU).", "", targets, ""]
     articles = article_tables(cells)
     if articles:
         parts += ["## Beside the articles", "", articles]

@@ -1,0 +1,108 @@
+"""The measures of `scripts/bench --performance` that are not a load run:
+RSS per idle connection, the heart's micro-benchmark and the allocation
+count. Each returns a dict for results.json; a failure is an "error" key."""
+import json
+import os
+import resource
+import socket
+import subprocess
+import tempfile
+import time
+
+from . import targets
+
+
+def rss_kib(target):
+    """VmRSS summed over the target's processes."""
+    total = 0
+    for pid in targets.process_tree(target.proc.pid):
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
+def idle_rss(target, n):
+    """Starts `target` (1 worker), opens `n` loopback connections that each
+    make one keep-alive request and then stay idle, and returns the RSS
+    growth per connection. Bounded by `n` and a 5 s timeout per socket."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < n + 1000:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, n + 1000), hard))
+    target.workers = 1
+    request = f"GET {target.path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+    socks = []
+    try:
+        target.start()
+
+        def open_one():
+            s = socket.create_connection(("127.0.0.1", target.port), timeout=5)
+            socks.append(s)
+            s.sendall(request)
+            if not s.recv(4096):
+                raise OSError("closed before answering")
+
+        open_one()
+        time.sleep(0.5)
+        base = rss_kib(target)
+        while len(socks) < n:
+            open_one()
+        time.sleep(1)
+        full = rss_kib(target)
+        return {"target": target.label, "connections": n, "rss_kib_one": base, "rss_kib_all": full,
+                "bytes_per_connection": (full - base) * 1024 / (n - 1)}
+    except (OSError, targets.StartError) as e:
+        return {"target": target.label, "connections": n, "error": f"{type(e).__name__}: {e}"}
+    finally:
+        for s in socks:
+            s.close()
+        target.stop()
+
+
+def micro_benchmark(build_dir, cpus, repetitions=15):
+    """tests/session_benchmark pinned to `cpus`, its cases interleaved at
+    random so drift on a shared machine hits all of them alike; returns the
+    median ns per iteration of each case and the heart / llhttp ratios."""
+    binary = os.path.join(build_dir, "tests", "session_benchmark")
+    if not os.access(binary, os.X_OK):
+        return {"error": f"{binary} not built (scripts/test builds it)"}
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        r = subprocess.run(["taskset", "-c", cpus, binary, f"--benchmark_repetitions={repetitions}",
+                            "--benchmark_enable_random_interleaving=true", "--benchmark_min_time=0.05",
+                            "--benchmark_report_aggregates_only=true", f"--benchmark_out={out.name}",
+                            "--benchmark_out_format=json"], capture_output=True, text=True, timeout=600)
+        if r.returncode != 0:
+            return {"error": f"session_benchmark exited {r.returncode}: {r.stderr.strip()[-300:]}"}
+        data = json.load(open(out.name))
+    medians = {b["run_name"]: b["real_time"] for b in data["benchmarks"] if b.get("aggregate_name") == "median"}
+    result = {"median_ns": medians, "repetitions": repetitions}
+    for depth in ("1", "16"):
+        heart, alone = medians.get(f"heart/{depth}"), medians.get(f"llhttp_only/{depth}")
+        if heart and alone:
+            result[f"ratio_{depth}"] = heart / alone
+    return result
+
+
+def allocations(build_dir):
+    """Runs tests/allocation_tests and returns the allocations it counted."""
+    binary = os.path.join(build_dir, "tests", "allocation_tests")
+    if not os.access(binary, os.X_OK):
+        return {"error": f"{binary} not built (scripts/test builds it)"}
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        r = subprocess.run([binary, f"--gtest_output=json:{out.name}"], capture_output=True, text=True,
+                           timeout=300)
+        try:
+            data = json.load(open(out.name))
+        except ValueError:
+            return {"error": f"allocation_tests exited {r.returncode} without a report"}
+    counts = {t["name"]: int(t["allocations"]) for s in data["testsuites"] for t in s["testsuite"]
+              if "allocations" in t}
+    result = {"counts": counts, "passed": r.returncode == 0}
+    if not counts:
+        result["error"] = "allocation_tests recorded no counts"
+    return result
+
