@@ -201,11 +201,7 @@ HELLO_CALLBACK int Session::on_url(const char* at, size_t len) {
   // No header has been counted yet: so far the head is the target.
   head_bytes_ += len;
   if (head_bytes_ + kLineOverhead > limits_.max_header_bytes) return reject(414);
-  if (log_ != nullptr) {
-    size_t n = std::min(len, kMaxLoggedTarget - target_length_);
-    memcpy(target_.get() + target_length_, at, n);
-    target_length_ = static_cast<uint16_t>(target_length_ + n);
-  }
+  if (log_ != nullptr) keep_target(at, len);
   if (path_done_) return 0;
   // Copy the path up to '?' or '#'; a path longer than any route is only
   // scanned as far as that.
@@ -333,7 +329,7 @@ HELLO_CALLBACK int Session::on_body(const char*, size_t len) {
 HELLO_CALLBACK int Session::on_message_complete() {
   const ConnectionPolicy& policy = table_.policy();
   bool http11 = parser_.http_minor == 1;
-  int method = llhttp_get_method(&parser_);
+  int method = parser_.method;
   // After CONNECT the client would speak a tunnel protocol: answer and close.
   // llhttp_should_keep_alive() for a request, without its two calls.
   bool client_keeps = http11 ? !(parser_.flags & F_CONNECTION_CLOSE)
@@ -361,7 +357,14 @@ HELLO_CALLBACK int Session::on_message_complete() {
   return HPE_PAUSED;
 }
 
-void Session::answer(const PreparedResponse& r, bool head_only, bool parsed) {
+// Out of line, so that the callback without a log saves no registers for it.
+[[gnu::noinline]] void Session::keep_target(const char* at, size_t len) {
+  size_t n = std::min(len, kMaxLoggedTarget - target_length_);
+  memcpy(target_.get() + target_length_, at, n);
+  target_length_ = static_cast<uint16_t>(target_length_ + n);
+}
+
+HELLO_CALLBACK void Session::answer(const PreparedResponse& r, bool head_only, bool parsed) {
   size_t length = head_only ? r.head_length : r.bytes.size();
   out_->append(r.bytes.data(), length);
   if (r.status < 300)
@@ -370,7 +373,10 @@ void Session::answer(const PreparedResponse& r, bool head_only, bool parsed) {
     stats_.responses_4xx.add();
   else
     stats_.responses_5xx.add();
-  if (log_ == nullptr) return;
+  if (log_ != nullptr) log_answer(r, length, parsed);
+}
+
+[[gnu::noinline]] void Session::log_answer(const PreparedResponse& r, size_t length, bool parsed) {
   std::string_view method =
       parsed ? llhttp_method_name(static_cast<llhttp_method_t>(parser_.method)) : "";
   log_->append(peer_, method, {target_.get(), target_length_}, parser_.http_minor, r.status,

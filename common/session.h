@@ -88,6 +88,8 @@ class Session {
   bool after_line_end(const char* at) const;
   // `parsed`: the request line is known and goes into the log.
   void answer(const PreparedResponse& r, bool head_only, bool parsed);
+  void log_answer(const PreparedResponse& r, size_t length, bool parsed);
+  void keep_target(const char* at, size_t len);
   // Answers `status` and closes; `malformed` counts it as a parse error.
   void fail(int status, bool malformed = true);
 
