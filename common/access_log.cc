@@ -116,19 +116,16 @@ namespace {
 // of the target (Session caps it), version, status and size, with slack.
 constexpr size_t kMaxLine = 1024;
 
-void put(std::string& b, std::string_view s) {
-  b.append(s.data(), s.size());
-}
-
-void put_number(std::string& b, uint64_t v) {
-  char digits[20];
-  auto [end, ec] = std::to_chars(digits, digits + sizeof digits, v);
-  (void)ec;
-  b.append(digits, static_cast<size_t>(end - digits));
+// Copies `s` to `p` and returns the end of the copy.
+char* put(char* p, std::string_view s) {
+  memcpy(p, s.data(), s.size());
+  return p + s.size();
 }
 
 }  // namespace
 
+// The line is assembled on the stack and appended in one piece: one
+// capacity check and one copy into the buffer instead of one per field.
 void AccessLog::append(std::string_view peer, std::string_view method, std::string_view target,
                        int http_minor, int status, size_t body_bytes) {
   if (buf_.size() + kMaxLine > buf_.capacity()) {
@@ -138,26 +135,30 @@ void AccessLog::append(std::string_view peer, std::string_view method, std::stri
       return;
     }
   }
-  put(buf_, peer.empty() ? "-" : peer);
-  put(buf_, " - - ");
-  put(buf_, {time_, time_length_});
-  put(buf_, " \"");
+  char line[kMaxLine];
+  char* const end = line + sizeof line - 1;  // room for the last '\n' whatever to_chars does
+  char* p = line;
+  p = put(p, peer.empty() ? "-" : peer);
+  p = put(p, " - - ");
+  p = put(p, {time_, time_length_});
+  p = put(p, " \"");
   if (method.empty()) {
-    put(buf_, "-");
+    *p++ = '-';
   } else {
-    put(buf_, method);
-    buf_ += ' ';
-    put(buf_, target);  // Session keeps at most 256 bytes of it
-    put(buf_, http_minor == 0 ? " HTTP/1.0" : " HTTP/1.1");
+    p = put(p, method);
+    *p++ = ' ';
+    p = put(p, target);  // Session keeps at most 256 bytes of it
+    p = put(p, http_minor == 0 ? " HTTP/1.0" : " HTTP/1.1");
   }
-  put(buf_, "\" ");
-  put_number(buf_, static_cast<uint64_t>(status));
-  buf_ += ' ';
+  p = put(p, "\" ");
+  p = std::to_chars(p, end, status).ptr;
+  *p++ = ' ';
   if (body_bytes == 0)
-    buf_ += '-';
+    *p++ = '-';
   else
-    put_number(buf_, body_bytes);
-  buf_ += '\n';
+    p = std::to_chars(p, end, body_bytes).ptr;
+  *p++ = '\n';
+  buf_.append(line, static_cast<size_t>(p - line));
 }
 
 void AccessLog::flush() {

@@ -148,23 +148,46 @@ bool Session::feed(const char* data, size_t len, std::string& out) {
 }
 
 // hello-floor: the cost of a server that does no HTTP work. A request is
-// whatever ends in CRLF CRLF, found with a four-state matcher that carries
-// over between reads.
+// whatever ends in CRLF CRLF. memchr finds each LF and the three bytes
+// before it are compared; a match that straddles reads is finished byte by
+// byte by a four-state matcher (the state is the length of the longest
+// suffix read so far that begins CRLF CRLF).
 void Session::feed_unparsed(const char* data, size_t len, std::string& out) {
   static constexpr char kEnd[] = "\r\n\r\n";
   const PreparedResponse& r = table_.route(0, Variant::keep_alive_11);
+  const char* p = data;
+  const char* end = data + len;
+  size_t answered = 0;
   uint8_t matched = unparsed_matched_;
-  for (size_t i = 0; i < len; ++i) {
-    char c = data[i];
-    matched = c == kEnd[matched] ? matched + 1 : (c == '\r' ? 1 : 0);
+  for (; matched != 0 && p < end; ++p) {
+    matched = *p == kEnd[matched] ? matched + 1 : (*p == '\r' ? 1 : 0);
     if (matched == 4) {
-      out.append(r.bytes);
-      stats_.requests.add();
-      stats_.responses_2xx.add();
+      ++answered;
       matched = 0;
     }
   }
+  // Bytes before `from` belong to a match already counted or to no match.
+  const char* from = p;
+  while (p < end) {
+    const char* lf = static_cast<const char*>(memchr(p, '\n', static_cast<size_t>(end - p)));
+    if (lf == nullptr) break;
+    if (lf - from >= 3 && lf[-1] == '\r' && lf[-2] == '\n' && lf[-3] == '\r') {
+      ++answered;
+      from = lf + 1;
+    }
+    p = lf + 1;
+  }
+  // Past the straddling match (if any), the state depends only on the
+  // last three bytes that are not part of a match.
+  if (from < end) {
+    matched = 0;
+    for (const char* q = end - from > 3 ? end - 3 : from; q < end; ++q)
+      matched = *q == kEnd[matched] ? matched + 1 : (*q == '\r' ? 1 : 0);
+  }
   unparsed_matched_ = matched;
+  for (size_t i = 0; i < answered; ++i) out.append(r.bytes);
+  stats_.requests.add(answered);
+  stats_.responses_2xx.add(answered);
 }
 
 void Session::time_out(std::string& out) {

@@ -282,6 +282,40 @@ TEST_F(UnparsedSessionTest, AnswersEveryBlankLineEvenSplitAndInvalid) {
   }
 }
 
+// The matcher finds each LF with memchr; a byte-at-a-time matcher is the
+// reference, over every split of many short inputs made of CR, LF and 'x'.
+TEST_F(UnparsedSessionTest, CountsLikeAByteAtATimeMatcher) {
+  const std::string one = route("/", Variant::keep_alive_11);
+  uint32_t seed = 12345;
+  auto next = [&seed] {
+    seed = seed * 1103515245u + 12345u;
+    return seed >> 16;
+  };
+  for (int round = 0; round < 2000; ++round) {
+    std::string input(next() % 24, 'x');
+    for (char& c : input) c = "\r\nx"[next() % 3];
+    size_t expected = 0;
+    int state = 0;
+    for (char c : input) {
+      state = c == "\r\n\r\n"[state] ? state + 1 : (c == '\r' ? 1 : 0);
+      if (state == 4) {
+        ++expected;
+        state = 0;
+      }
+    }
+    for (size_t a = 0; a <= input.size(); ++a) {
+      size_t b = a + (input.size() - a) / 2;
+      session_.reset();
+      std::string_view in(input);
+      std::string out = feed(in.substr(0, a));  // one statement each: in this order
+      out += feed(in.substr(a, b - a));
+      out += feed(in.substr(b));
+      ASSERT_EQ(out.size(), expected * one.size()) << testing::PrintToString(input) << " split at "
+                                                   << a << " and " << b << ", round " << round;
+    }
+  }
+}
+
 class AlwaysCloseSessionTest : public SessionTest {
  protected:
   static Persona closing() {
