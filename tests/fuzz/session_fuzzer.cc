@@ -2,7 +2,8 @@
 // limits on, fed in pieces of a size the input chooses. Built and run by
 // scripts/fuzz with AddressSanitizer and UndefinedBehaviorSanitizer.
 //
-// Input: byte 0 picks the persona variant (bits 0-1) and the piece size
+// Input: byte 0 picks the persona variant (bits 0-1; 3 is hello-floor's
+// unparsed mode) and the piece size
 // (bits 2-7, 0 meaning all at once); the rest is what a client sends.
 #include <fcntl.h>
 
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "access_log.h"
 #include "session.h"
@@ -27,6 +29,7 @@ struct Fixture {
       p.always_close = i & 1;
       p.keep_alive_http10 = !(i & 2);
       p.head_allowed = !(i & 2);
+      p.no_parsing = i == 3;  // hello-floor's matcher
       tables[i] =
           std::make_unique<hello::ResponseTable>(p, hello::TableOptions{.json = (i & 1) != 0});
     }
@@ -57,6 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   size_t piece = data[0] >> 2;
   const char* bytes = reinterpret_cast<const char*>(data + 1);
   size_t left = size - 1;
+  const std::string_view input(bytes, left);
   if (piece == 0) piece = left > 0 ? left : 1;
 
   hello::Session session(*fixture.tables[variant], fixture.stats, fixture.log.get(), kLimits);
@@ -86,6 +90,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // output can never outgrow the answers the input could have asked for.
   uint64_t answered = fixture.stats.requests.get() + fixture.stats.parse_errors.get() - before;
   check(out.size() <= (answered + 1) * 1024, "output larger than its answers");
+  if (variant == 3) {
+    // The floor answers once per CRLF CRLF, however the input was cut.
+    uint64_t expected = 0;
+    int state = 0;
+    for (char c : input) {
+      state = c == "\r\n\r\n"[state] ? state + 1 : (c == '\r' ? 1 : 0);
+      if (state == 4) {
+        ++expected;
+        state = 0;
+      }
+    }
+    check(answered == expected, "the floor's count differs from a byte-at-a-time matcher");
+  }
   fixture.log->flush();
   return 0;
 }
