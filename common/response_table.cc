@@ -7,6 +7,8 @@
 #include <cctype>
 #include <cstring>
 
+#include <llhttp.h>
+
 #include "http_date.h"
 
 namespace hello {
@@ -19,6 +21,9 @@ constexpr std::string_view kDateMarker =
     "\x01\x02\x03\x04\x05\x06\x07\x08\x01\x02\x03\x04\x05\x06\x07"
     "\x08\x01\x02\x03\x04\x05\x06\x07\x08\x01\x02\x03\x04\x05";
 static_assert(kDateMarker.size() == kHttpDateLength);
+
+// Stands in for the body length of a template while building.
+constexpr std::string_view kLengthMarker = "\x0e\x0f\x0e\x0f";
 
 std::string reason_in_style(int status, ReasonStyle style) {
   std::string reason(reason_phrase(status));
@@ -50,15 +55,30 @@ ResponseTable::ResponseTable(const Persona& persona, const TableOptions& options
               persona.head_allowed, persona.no_parsing},
       keep_alive_timeout_(options.keep_alive_timeout >= 0 ? options.keep_alive_timeout
                                                           : persona.keep_alive_timeout) {
+  const std::vector<FileRoute> none;
+  const std::vector<FileRoute>& file = options.routes != nullptr ? *options.routes : none;
+  auto in_file = [&](int method, std::string_view path) {
+    return std::any_of(file.begin(), file.end(),
+                       [&](const FileRoute& f) { return f.method == method && f.path == path; });
+  };
   for (const Route& r : persona.routes) {
-    paths_.push_back(r.path);
-    add(persona, 200, options.json && r.path == "/" ? persona.json : r.body);
+    if (in_file(HTTP_GET, r.path)) continue;  // the file's route replaces it
+    routes_.push_back({std::string(r.path), HTTP_GET, false});
+    add(persona, 200, options.json && r.path == "/" ? persona.json : r.body, false, false,
+        responses_);
+  }
+  for (const FileRoute& f : file) {
+    std::string extra;
+    for (const auto& [name, value] : f.headers) extra += fmt::format("{}: {}\r\n", name, value);
+    bool echo = f.kind == FileRoute::Kind::echo;
+    routes_.push_back({f.path, f.method, echo});
+    add(persona, f.status, Body{f.content_type, f.content, extra}, false, echo, responses_);
   }
   for (int status : kErrorStatuses) {
     auto it = std::find_if(persona.errors.begin(), persona.errors.end(),
                            [&](const ErrorBody& e) { return e.status == status; });
     if (it != persona.errors.end()) {
-      add(persona, status, it->body);
+      add(persona, status, it->body, true, false, responses_);
       continue;
     }
     std::string_view reason = reason_phrase(status);
@@ -67,18 +87,22 @@ ResponseTable::ResponseTable(const Persona& persona, const TableOptions& options
     std::string text = fmt::format(fmt::runtime(persona.error_format), fmt::arg("code", status),
                                    fmt::arg("reason", reason));
     body.content = text;
-    add(persona, status, body);
+    add(persona, status, body, true, false, responses_);
   }
+  // A request that is valid HTTP with a body that is not JSON: the
+  // connection stays usable, so this 400 follows the keep-alive rules.
+  add(persona, 400, Body{"text/plain; charset=utf-8", {}}, false, true, invalid_json_);
   set_date(time(nullptr));
 }
 
-void ResponseTable::add(const Persona& persona, int status, const Body& body) {
+void ResponseTable::add(const Persona& persona, int status, const Body& body, bool error,
+                        bool dynamic, std::vector<PreparedResponse>& into) {
   int timeout = keep_alive_timeout_;
   std::string extra(body.extra_headers);
   if (status == 405 && extra.empty()) extra = persona.allow_header;
   // Only 404 and 405 leave the connection open; every other error closes it
   // and must say so, even where the framework's close is silent.
-  bool fatal = status >= 400 && status != 404 && status != 405;
+  bool fatal = error && status != 404 && status != 405;
   for (int i = 0; i < kVariants; ++i) {
     Variant v = static_cast<Variant>(i);
     bool http10 = v == Variant::keep_alive_10 || v == Variant::close_10;
@@ -87,36 +111,52 @@ void ResponseTable::add(const Persona& persona, int status, const Body& body) {
       connection = http10 && !persona.connection.close_10.empty() ? persona.connection.close_10
                                                                   : persona.connection.close_11;
     std::string_view version = http10 && persona.echo_version ? "HTTP/1.0" : "HTTP/1.1";
-    std::string head =
-        fmt::format(fmt::runtime(persona.head), fmt::arg("date", kDateMarker),
-                    fmt::arg("type", body.content_type), fmt::arg("length", body.content.size()),
-                    fmt::arg("extra", extra),
-                    fmt::arg("connection",
-                             fmt::format(fmt::runtime(connection), fmt::arg("timeout", timeout))));
+    std::string length = dynamic ? std::string(kLengthMarker) : std::to_string(body.content.size());
+    std::string head = fmt::format(
+        fmt::runtime(persona.head), fmt::arg("date", kDateMarker),
+        fmt::arg("type", body.content_type), fmt::arg("length", length), fmt::arg("extra", extra),
+        fmt::arg("connection",
+                 fmt::format(fmt::runtime(connection), fmt::arg("timeout", timeout))));
     PreparedResponse r;
     r.bytes = fmt::format("{} {} {}\r\n{}\r\n", version, status,
                           reason_in_style(status, persona.reasons), head);
+    if (dynamic) {
+      size_t at = r.bytes.find(kLengthMarker);
+      assert(at != std::string::npos);  // every persona head has {length}
+      r.bytes.erase(at, kLengthMarker.size());
+      r.length_offset = static_cast<int32_t>(at);
+    }
     r.head_length = static_cast<uint32_t>(r.bytes.size());
     r.bytes += body.content;
     size_t at = r.bytes.find(kDateMarker);
     r.date_offset = at == std::string::npos ? -1 : static_cast<int32_t>(at);
     r.status = status;
-    responses_.push_back(std::move(r));
+    into.push_back(std::move(r));
   }
 }
 
 int ResponseTable::find_route(std::string_view path) const {
-  // Sizes and first bytes first: most paths differ in one or the other.
-  for (size_t i = 0; i < paths_.size(); ++i) {
-    std::string_view p = paths_[i];
-    if (p.size() == path.size() && (p.empty() || (p[0] == path[0] && p == path)))
-      return static_cast<int>(i);
-  }
+  for (size_t i = 0; i < routes_.size(); ++i)
+    if (routes_[i].path == path) return static_cast<int>(i);
   return -1;
 }
 
+// Sizes and first bytes first: most paths differ in one or the other.
+RouteMatch ResponseTable::match(std::string_view path, int method) const {
+  RouteMatch m{-1, false};
+  for (size_t i = 0; i < routes_.size(); ++i) {
+    const std::string& p = routes_[i].path;
+    if (p.size() != path.size() || (!p.empty() && p[0] != path[0]) || p != path) continue;
+    m.path_known = true;
+    if (routes_[i].method == method) return {static_cast<int>(i), true};
+    if (routes_[i].method == HTTP_GET && method == HTTP_HEAD && policy_.head_allowed)
+      m.route = static_cast<int>(i);  // unless a HEAD route of its own follows
+  }
+  return m;
+}
+
 const PreparedResponse& ResponseTable::route(int index, Variant v) const {
-  assert(index >= 0 && static_cast<size_t>(index) < paths_.size());
+  assert(index >= 0 && static_cast<size_t>(index) < routes_.size());
   return responses_[index * kVariants + static_cast<int>(v)];
 }
 
@@ -124,14 +164,15 @@ const PreparedResponse& ResponseTable::error(int status, Variant v) const {
   size_t slot = 0;
   while (slot < kErrorStatuses.size() && kErrorStatuses[slot] != status) ++slot;
   if (slot == kErrorStatuses.size()) slot = 0;  // 400
-  return responses_[(paths_.size() + slot) * kVariants + static_cast<int>(v)];
+  return responses_[(routes_.size() + slot) * kVariants + static_cast<int>(v)];
 }
 
 void ResponseTable::set_date(time_t now) {
   char date[kHttpDateLength];
   format_http_date(now, date);
-  for (PreparedResponse& r : responses_)
-    if (r.date_offset >= 0) memcpy(r.bytes.data() + r.date_offset, date, kHttpDateLength);
+  for (auto* list : {&responses_, &invalid_json_})
+    for (PreparedResponse& r : *list)
+      if (r.date_offset >= 0) memcpy(r.bytes.data() + r.date_offset, date, kHttpDateLength);
 }
 
 }  // namespace hello

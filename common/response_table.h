@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "persona.h"
+#include "routes_file.h"
 #include "status.h"
 
 namespace hello {
@@ -19,6 +20,9 @@ struct TableOptions {
   bool json = false;            // "/" answers the persona's JSON body
   bool keep_alive = false;      // override always_close: follow HTTP keep-alive rules
   int keep_alive_timeout = -1;  // seconds, for {timeout}; negative: the persona's
+  // Routes from --routes: added to the persona's, replacing one with the
+  // same method and path. Read only while the table is built.
+  const std::vector<FileRoute>* routes = nullptr;
 };
 
 // The four header layouts a response comes in.
@@ -42,19 +46,37 @@ struct PreparedResponse {
   uint32_t head_length;  // bytes up to and including the blank line (HEAD sends only these)
   int32_t date_offset;   // where the Date value starts in `bytes`, or -1
   int status;
+  // A template for a body known only per request (JSON echo): `bytes` is
+  // the head alone, and the body's length in decimal goes here; else -1.
+  int32_t length_offset = -1;
+};
+
+// What a request's method and path select.
+struct RouteMatch {
+  int route;        // the route to answer with, or -1
+  bool path_known;  // some route has this path: -1 then means 405, not 404
 };
 
 class ResponseTable {
  public:
   ResponseTable(const Persona& persona, const TableOptions& options);
 
-  // The route whose path equals `path` (query already stripped), or -1.
+  // The first route whose path equals `path` (query already stripped), or -1.
   int find_route(std::string_view path) const;
+  // The route for `method` (an llhttp_method_t) on `path`. A GET route also
+  // answers HEAD where the persona allows it.
+  RouteMatch match(std::string_view path, int method) const;
+  // True for a route that answers with the request's JSON, minified.
+  bool echo(int route) const { return routes_[route].echo; }
+  // The 400 template for a body that is not JSON (keep-alive rules apply).
+  const PreparedResponse& invalid_json(Variant v) const {
+    return invalid_json_[static_cast<int>(v)];
+  }
   const PreparedResponse& route(int index, Variant v) const;
   // One of kErrorStatuses; any other status answers as 400.
   const PreparedResponse& error(int status, Variant v) const;
   const ConnectionPolicy& policy() const { return policy_; }
-  size_t route_count() const { return paths_.size(); }
+  size_t route_count() const { return routes_.size(); }
   // Seconds an idle keep-alive connection stays open.
   int keep_alive_timeout() const { return keep_alive_timeout_; }
 
@@ -62,13 +84,24 @@ class ResponseTable {
   void set_date(time_t now);
 
  private:
-  void add(const Persona& persona, int status, const Body& body);
+  struct RouteKey {
+    std::string path;
+    int method;
+    bool echo;
+  };
+
+  // Appends the kVariants responses of `status` with `body`. An `error`
+  // other than 404 and 405 closes the connection; a `dynamic` response is
+  // a template whose body comes with each request.
+  void add(const Persona& persona, int status, const Body& body, bool error, bool dynamic,
+           std::vector<PreparedResponse>& into);
 
   ConnectionPolicy policy_;
   int keep_alive_timeout_;
-  std::vector<std::string_view> paths_;
+  std::vector<RouteKey> routes_;
   // Routes first, then kErrorStatuses in order; kVariants entries each.
   std::vector<PreparedResponse> responses_;
+  std::vector<PreparedResponse> invalid_json_;
 };
 
 }  // namespace hello

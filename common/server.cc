@@ -43,6 +43,8 @@ struct Options {
   bool pin = false;
   bool access_log = false;
   std::string access_log_path;  // empty: stdout
+  std::string routes_path;      // --routes FILE.json, or empty
+  std::vector<FileRoute> routes;
   double stats_interval = 0;
   std::string stats_json;
   double shutdown_timeout = 10;
@@ -134,6 +136,10 @@ int run(const Persona& persona, int argc, char** argv) {
       ->check(CLI::Range(0, 65535));
   app.add_flag("--json", opt.table.json,
                "Answer / with the persona's JSON body instead of its text");
+  app.add_option("--routes", opt.routes_path,
+                 "Also answer the routes of this JSON file (docs/routes.md); a route of the "
+                 "file replaces the persona's with the same method and path")
+      ->type_name("FILE.json");
   app.add_flag("--keep-alive", opt.table.keep_alive,
                "Keep connections alive per HTTP rules even where the framework closes them");
   auto* workers = app.add_option("-w,--workers", opt.workers,
@@ -190,6 +196,17 @@ int run(const Persona& persona, int argc, char** argv) {
     return kExitUsage;
   }
   opt.access_log = log->count() > 0;
+  if (!opt.routes_path.empty()) {
+    // A "body" route without a Content-Type gets the persona's text type.
+    std::string_view text_type =
+        persona.routes.empty() ? "text/plain; charset=utf-8" : persona.routes[0].body.content_type;
+    std::string error;
+    if (!load_routes(opt.routes_path, text_type, persona.head, opt.routes, error)) {
+      fmt::print(stderr, "{}: {}\n", name, error);
+      return kExitUsage;
+    }
+    opt.table.routes = &opt.routes;
+  }
   opt.table.keep_alive_timeout = opt.keep_alive_timeout;
   opt.worker.header_timeout_ms = seconds_to_ms(opt.header_timeout);
   opt.worker.keep_alive_timeout_ms = seconds_to_ms(opt.keep_alive_timeout);

@@ -1,8 +1,12 @@
 #include "session.h"
 
+#include <simdjson.h>
+
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cassert>
+#include <charconv>
 #include <cstring>
 
 // The parser's callbacks are used only here, through the trampolines below:
@@ -106,6 +110,8 @@ void Session::reset(std::string_view peer) {
   error_status_ = 0;
   tail_after_line_end_ = false;
   unparsed_matched_ = 0;
+  // A pooled session keeps a modest echo buffer, not the largest body ever.
+  if (body_.capacity() > kPooledBody) std::string().swap(body_);
 }
 
 bool Session::feed(const char* data, size_t len, std::string& out) {
@@ -215,6 +221,7 @@ HELLO_CALLBACK int Session::on_message_begin() {
   field_length_ = 0;
   hosts_ = 0;
   header_ = Header::other;
+  echo_ = false;
   expect_continue_ = false;
   expect_unknown_ = false;
   return 0;
@@ -335,6 +342,19 @@ HELLO_CALLBACK int Session::on_headers_complete() {
                   ((parser_.flags & F_CONTENT_LENGTH) && parser_.content_length > 0);
   // The client may wait for this before it sends the body.
   if (expect_continue_ && !expect_unknown_ && has_body) out_->append(kContinue);
+  // The route is known now, so an echo route can keep the body.
+  RouteMatch m =
+      path_too_long_ ? RouteMatch{-1, false} : table_.match({path_, path_length_}, parser_.method);
+  route_ = m.route;
+  path_known_ = m.path_known;
+  echo_ = route_ >= 0 && table_.echo(route_);
+  if (echo_) {
+    body_.clear();
+    // One allocation for the largest body so far; none once warm. The
+    // padding is what simdjson may read past the end.
+    if (parser_.flags & F_CONTENT_LENGTH)
+      body_.reserve(static_cast<size_t>(parser_.content_length) + simdjson::SIMDJSON_PADDING);
+  }
   // We never switch protocols: an Upgrade header (curl --http2 sends
   // "Upgrade: h2c") is ignored and the connection goes on as HTTP/1.1.
   // llhttp reads this flag after the callback returns.
@@ -342,10 +362,11 @@ HELLO_CALLBACK int Session::on_headers_complete() {
   return 0;
 }
 
-HELLO_CALLBACK int Session::on_body(const char*, size_t len) {
+HELLO_CALLBACK int Session::on_body(const char* at, size_t len) {
   // Content-Length was checked up front; chunked bodies are counted here.
   body_bytes_ += len;
   if (body_bytes_ > limits_.max_body_bytes) return reject(413);
+  if (echo_) body_.append(at, len);
   return 0;
 }
 
@@ -361,23 +382,77 @@ HELLO_CALLBACK int Session::on_message_complete() {
                     method != HTTP_CONNECT;
   Variant v = variant_of(http11, keep_alive);
   bool head = method == HTTP_HEAD;
-  int route = path_too_long_ ? -1 : table_.find_route({path_, path_length_});
 
   stats_.requests.add();
   if (expect_unknown_)
     answer(table_.error(417, v), head, true);
-  else if (route < 0)
+  else if (!path_known_)
     answer(table_.error(404, v), head, true);
-  else if (method == HTTP_GET || (head && table_.policy().head_allowed))
-    answer(table_.route(route, v), head, true);
-  else
+  else if (route_ < 0)
     answer(table_.error(405, v), head, true);
+  else if (echo_)
+    answer_echo(v);
+  else
+    answer(table_.route(route_, v), head, true);
 
   mid_request_ = false;
   if (keep_alive) return 0;
   closing_ = true;
   // Stop here: nothing after a closing response is answered.
   return HPE_PAUSED;
+}
+
+namespace {
+
+// The parser and output space of JSON echo routes, one per worker thread.
+// Both grow to the largest body seen and are reused: no allocation per
+// request once warm.
+struct JsonScratch {
+  simdjson::dom::parser parser;
+  std::string minified;
+};
+
+JsonScratch& json_scratch() {
+  thread_local JsonScratch scratch;
+  return scratch;
+}
+
+}  // namespace
+
+void Session::answer_echo(Variant v) {
+  JsonScratch& js = json_scratch();
+  size_t n = body_.size();
+  body_.reserve(n + simdjson::SIMDJSON_PADDING);  // readable padding, as simdjson requires
+  simdjson::error_code err = js.parser.parse(body_.data(), n, false).error();
+  if (err != simdjson::SUCCESS) {
+    // One line saying why, as simdjson words it.
+    js.minified.assign("invalid JSON: ");
+    js.minified.append(simdjson::error_message(err));
+    js.minified.push_back('\n');
+    answer_with(table_.invalid_json(v), js.minified);
+    return;
+  }
+  if (js.minified.size() < n) js.minified.resize(n);
+  size_t length = 0;
+  err = simdjson::minify(body_.data(), n, js.minified.data(), length);
+  assert(err == simdjson::SUCCESS);  // the parser has just accepted the same bytes
+  (void)err;
+  answer_with(table_.route(route_, v), {js.minified.data(), length});
+}
+
+HELLO_CALLBACK void Session::answer_with(const PreparedResponse& r, std::string_view body) {
+  char digits[20];
+  char* end = std::to_chars(digits, digits + sizeof digits, body.size()).ptr;
+  out_->append(r.bytes.data(), static_cast<size_t>(r.length_offset));
+  out_->append(digits, static_cast<size_t>(end - digits));
+  out_->append(r.bytes.data() + r.length_offset,
+               r.head_length - static_cast<size_t>(r.length_offset));
+  out_->append(body);
+  if (r.status < 300)
+    stats_.responses_2xx.add();
+  else
+    stats_.responses_4xx.add();
+  if (log_ != nullptr) log_answer(r, r.head_length + body.size(), true);
 }
 
 // Out of line, so that the callback without a log saves no registers for it.

@@ -32,6 +32,9 @@ struct Limits {
 
 class Session {
  public:
+  // Routes sit at the root of short paths; a longer path matches none.
+  static constexpr size_t kMaxPath = 64;
+
   // Counts into `stats`; logs each response to `log` unless it is null.
   Session(const ResponseTable& table, WorkerStats& stats, AccessLog* log = nullptr,
           const Limits& limits = {});
@@ -62,12 +65,12 @@ class Session {
  private:
   friend struct SessionCallbacks;
 
-  // Routes sit at the root of short paths; a longer path matches none.
-  static constexpr size_t kMaxPath = 64;
   // The log shows at most this much of a request target.
   static constexpr size_t kMaxLoggedTarget = 256;
   // Long enough for every header name the session looks at ("Expect").
   static constexpr size_t kFieldPrefix = 6;
+  // An echo body buffer larger than this is freed when the session is reused.
+  static constexpr size_t kPooledBody = 64 * 1024;
   // Long enough for "100-continue" and a little more.
   static constexpr size_t kExpectValue = 16;
 
@@ -88,6 +91,10 @@ class Session {
   bool after_line_end(const char* at) const;
   // `parsed`: the request line is known and goes into the log.
   void answer(const PreparedResponse& r, bool head_only, bool parsed);
+  // A JSON echo route: the body parsed, and sent back minified (or 400).
+  void answer_echo(Variant v);
+  // Appends the template `r` with `body` after its head.
+  void answer_with(const PreparedResponse& r, std::string_view body);
   void log_answer(const PreparedResponse& r, size_t length, bool parsed);
   void keep_target(const char* at, size_t len);
   // Answers `status` and closes; `malformed` counts it as a parse error.
@@ -123,6 +130,10 @@ class Session {
   bool tail_after_line_end_ = false;  // the last read ended in LF and blanks
   uint8_t unparsed_matched_ = 0;      // hello-floor: bytes of CRLF CRLF seen
   uint8_t hosts_ = 0;
+  int route_ = -1;           // chosen when the head is complete
+  bool path_known_ = false;  // some route has this path (405 rather than 404)
+  bool echo_ = false;        // the route echoes the body, which is kept in body_
+  std::string body_;         // the body of an echo request
   bool expect_continue_ = false;
   bool expect_unknown_ = false;
   int error_status_ = 0;  // set by a callback that rejects the request

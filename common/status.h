@@ -11,7 +11,8 @@ namespace hello {
 inline constexpr std::array<int, 10> kErrorStatuses = {400, 404, 405, 408, 413,
                                                        414, 417, 431, 501, 505};
 
-// The RFC 9110 reason phrase of `status`, or "" for a status we never send.
+// The reason phrase of `status` (RFC 9110 and the IANA registry), or ""
+// for an unregistered one.
 std::string_view reason_phrase(int status);
 
 }  // namespace hello

@@ -196,7 +196,7 @@ def performance_table(meta, cells):
     if alloc.get("counts"):
         total = sum(alloc["counts"].values())
         shown = ", ".join(f"{k}: {v}" for k, v in alloc["counts"].items())
-        rows.append(f"| heap allocations in steady state (10,000 keep-alive + 1,000 × 16 pipelined) | 0 | {shown} | "
+        rows.append(f"| heap allocations in steady state (tests/integration/allocation_test.cc, after warm-up) | 0 | {shown} | "
                     f"{'yes' if total == 0 and alloc.get('passed') else '**no**'} |")
     else:
         rows.append(f"| heap allocations in steady state | 0 | {alloc.get('error', 'not measured')} | not measured |")

@@ -8,12 +8,15 @@ from . import parsers
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PIPELINE_LUA = os.path.join(ROOT, "scripts", "wrk", "pipeline.lua")
+# The echo mode: POST a ~1 KiB JSON document to /echo, a route of ECHO_ROUTES.
+ECHO_LUA = os.path.join(ROOT, "scripts", "wrk", "echo.lua")
+ECHO_ROUTES = os.path.join(ROOT, "scripts", "wrk", "echo-routes.json")
 LOCUSTFILE = os.path.join(ROOT, "scripts", "peers", "locustfile.py")
 # Depth of the pipeline mode (wrk's Lua script; h2load's -m).
 PIPELINE_DEPTH = 16
 
 BINARIES = {"ab": "ab", "wrk": "wrk", "h2load": "h2load", "locust": "locust"}
-MODES = ("close", "keepalive", "pipeline")
+MODES = ("close", "keepalive", "pipeline", "echo")
 
 
 class Unsupported(Exception):
@@ -29,6 +32,8 @@ def missing(tool):
 
 def command(tool, mode, url, connections, duration=None, requests=None):
     """The argv that runs `tool` in `mode` against `url`."""
+    if mode == "echo" and tool != "wrk":
+        raise Unsupported("the echo mode is a wrk script")
     if tool == "ab":
         if mode == "pipeline":
             raise Unsupported("ab cannot pipeline")
@@ -49,6 +54,8 @@ def command(tool, mode, url, connections, duration=None, requests=None):
             argv += ["-H", "Connection: close"]
         if mode == "pipeline":
             argv += ["-s", PIPELINE_LUA]
+        if mode == "echo":
+            argv += ["-s", ECHO_LUA]
         return argv + [url]
     if tool == "h2load":
         if mode == "close":

@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "access_log.h"
 #include "session.h"
@@ -22,6 +23,24 @@ namespace {
 
 using hello::Persona;
 
+// Routes as a route file would give them: a JSON echo (POST /e, so that
+// arbitrary bodies reach simdjson) and a JSON route with headers.
+std::vector<hello::FileRoute> file_routes() {
+  std::vector<hello::FileRoute> r(2);
+  r[0].method = HTTP_POST;
+  r[0].path = "/e";
+  r[0].kind = hello::FileRoute::Kind::echo;
+  r[0].content_type = "application/json";
+  r[1].method = HTTP_GET;
+  r[1].path = "/j";
+  r[1].status = 201;
+  r[1].kind = hello::FileRoute::Kind::json;
+  r[1].content_type = "application/json";
+  r[1].content = "[1]";
+  r[1].headers = {{"X-A", "1"}};
+  return r;
+}
+
 struct Fixture {
   Fixture() : log_writer(open("/dev/null", O_WRONLY | O_CLOEXEC), true, 1) {
     for (int i = 0; i < 4; ++i) {
@@ -30,12 +49,13 @@ struct Fixture {
       p.keep_alive_http10 = !(i & 2);
       p.head_allowed = !(i & 2);
       p.no_parsing = i == 3;  // hello-floor's matcher
-      tables[i] =
-          std::make_unique<hello::ResponseTable>(p, hello::TableOptions{.json = (i & 1) != 0});
+      tables[i] = std::make_unique<hello::ResponseTable>(
+          p, hello::TableOptions{.json = (i & 1) != 0, .routes = &routes});
     }
     log = std::make_unique<hello::AccessLog>(log_writer, 0, stats.log_lines_dropped);
   }
   hello::LogWriter log_writer;
+  const std::vector<hello::FileRoute> routes = file_routes();
   std::unique_ptr<hello::ResponseTable> tables[4];
   hello::WorkerStats stats;
   std::unique_ptr<hello::AccessLog> log;

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
+#include <vector>
 
 #include "test_persona.h"
 
@@ -314,6 +316,135 @@ TEST_F(UnparsedSessionTest, CountsLikeAByteAtATimeMatcher) {
                                                    << a << " and " << b << ", round " << round;
     }
   }
+}
+
+// Routes from a file, built in code: an override of "/", a JSON route with
+// headers, and a JSON echo.
+std::vector<FileRoute> file_routes() {
+  std::vector<FileRoute> r(3);
+  r[0].method = HTTP_GET;
+  r[0].path = "/";
+  r[0].content_type = "text/plain";
+  r[0].content = "from the file";
+  r[1].method = HTTP_GET;
+  r[1].path = "/api";
+  r[1].status = 418;
+  r[1].kind = FileRoute::Kind::json;
+  r[1].content_type = "application/json";
+  r[1].content = "{\"x\":1}";
+  r[1].headers = {{"X-One", "1"}, {"X-Two", "2"}};
+  r[2].method = HTTP_POST;
+  r[2].path = "/echo";
+  r[2].kind = FileRoute::Kind::echo;
+  r[2].content_type = "application/json";
+  return r;
+}
+
+class RoutesSessionTest : public SessionTest {
+ protected:
+  static TableOptions options() {
+    TableOptions o;
+    o.routes = &kRoutes;
+    return o;
+  }
+  RoutesSessionTest() : SessionTest(test::kTestPersona, options()) {}
+  static std::string post(std::string_view body, std::string_view path = "/echo") {
+    return "POST " + std::string(path) +
+           " HTTP/1.1\r\nHost: a\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" +
+           std::string(body);
+  }
+  static std::string chunked(std::string_view a, std::string_view b) {
+    auto hex = [](size_t n) {
+      char buf[16];
+      snprintf(buf, sizeof buf, "%zx", n);
+      return std::string(buf);
+    };
+    return "POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n" + hex(a.size()) +
+           "\r\n" + std::string(a) + "\r\n" + hex(b.size()) + "\r\n" + std::string(b) +
+           "\r\n0\r\n\r\n";
+  }
+  // What the echo route answers with `body`: its template with the length.
+  std::string echoed(std::string_view body, Variant v = Variant::keep_alive_11) {
+    const PreparedResponse& r = table_.route(table_.find_route("/echo"), v);
+    return r.bytes.substr(0, r.length_offset) + std::to_string(body.size()) +
+           r.bytes.substr(r.length_offset, r.head_length - r.length_offset) + std::string(body);
+  }
+  static inline const std::vector<FileRoute> kRoutes = file_routes();
+};
+
+TEST_F(RoutesSessionTest, FileRoutesReplaceAndAddToThePersonas) {
+  std::string root = feed(kGet11);
+  EXPECT_EQ(root, route("/", Variant::keep_alive_11));
+  EXPECT_NE(root.find("Content-Length: 13\r\n\r\nfrom the file"), std::string::npos) << root;
+  std::string api = feed("GET /api HTTP/1.1\r\nHost: a\r\n\r\n");
+  EXPECT_EQ(api.rfind("HTTP/1.1 418 I'm a teapot\r\n", 0), 0u) << api;
+  EXPECT_NE(api.find("Content-Type: application/json\r\nX-One: 1\r\nX-Two: 2\r\n"
+                     "Content-Length: 7\r\n\r\n{\"x\":1}"),
+            std::string::npos)
+      << api;
+  EXPECT_TRUE(open_) << "a 418 of a route is an answer, not an error: the connection stays";
+  // The persona's other route is still there; a known path with another
+  // method is 405, an unknown one 404.
+  EXPECT_EQ(feed("GET /json HTTP/1.1\r\nHost: a\r\n\r\n"), route("/json", Variant::keep_alive_11));
+  EXPECT_EQ(feed("GET /echo HTTP/1.1\r\nHost: a\r\n\r\n"), error(405, Variant::keep_alive_11));
+  EXPECT_EQ(feed(post("{}", "/api")), error(405, Variant::keep_alive_11));
+  EXPECT_EQ(feed(post("{}", "/nope")), error(404, Variant::keep_alive_11));
+  // HEAD of a GET route from the file: its head only.
+  EXPECT_EQ(feed("HEAD /api HTTP/1.1\r\nHost: a\r\n\r\n"), head_only(api));
+}
+
+TEST_F(RoutesSessionTest, EchoSendsTheBodyBackMinified) {
+  EXPECT_EQ(feed(post("{ \"a\" : [1, 2.50, \"x y\"],\n \"b\": {\"c\": null} }")),
+            echoed("{\"a\":[1,2.50,\"x y\"],\"b\":{\"c\":null}}"));
+  EXPECT_TRUE(open_);
+  EXPECT_EQ(feed(post("  42 ")), echoed("42"));
+  EXPECT_EQ(feed(chunked("[true, ", "false ]")), echoed("[true,false]"));
+  EXPECT_EQ(stats_.responses_2xx.get(), 3u);
+}
+
+TEST_F(RoutesSessionTest, EchoOfInvalidJsonIs400AndKeepsTheConnection) {
+  for (std::string_view bad : {"{\"a\": }", "", "[1, 2", "nul", "{\"a\":1} x"}) {
+    std::string out = feed(post(bad));
+    EXPECT_EQ(out.rfind("HTTP/1.1 400 Bad Request\r\n", 0), 0u) << bad << ": " << out;
+    std::string body = out.substr(out.find("\r\n\r\n") + 4);
+    EXPECT_EQ(body.rfind("invalid JSON: ", 0), 0u) << body;
+    EXPECT_EQ(body.find('\n'), body.size() - 1) << "one line: " << body;
+    EXPECT_NE(out.find("Content-Length: " + std::to_string(body.size()) + "\r\n"),
+              std::string::npos);
+    EXPECT_TRUE(open_) << bad;
+  }
+  // And the connection still answers.
+  EXPECT_EQ(feed(post("[]")), echoed("[]"));
+}
+
+TEST_F(RoutesSessionTest, EchoesPipelinedAfterEachOtherInOrder) {
+  std::string in =
+      post("{\"n\": 1}") + chunked("{\"n\"", ": 2}") + std::string(kGet11) + post("{\"n\": 3 }");
+  std::string expected = echoed("{\"n\":1}") + echoed("{\"n\":2}") +
+                         route("/", Variant::keep_alive_11) + echoed("{\"n\":3}");
+  EXPECT_EQ(feed(in), expected);
+  // Split at every byte, the same answers.
+  for (size_t split = 0; split <= in.size(); ++split) {
+    session_.reset();
+    std::string out = feed(std::string_view(in).substr(0, split));
+    out += feed(std::string_view(in).substr(split));
+    ASSERT_EQ(out, expected) << "split at " << split;
+  }
+}
+
+TEST_F(RoutesSessionTest, EchoOverTheBodyLimitIs413AndCloses) {
+  Limits limits;
+  limits.max_body_bytes = 16;
+  Session small(table_, stats_, nullptr, limits);
+  std::string out;
+  std::string in = post("[1,2,3,4,5,6,7,8,9]");  // 19 bytes
+  EXPECT_FALSE(small.feed(in.data(), in.size(), out));
+  EXPECT_EQ(out, error(413, Variant::close_11));
+  small.reset();
+  out.clear();
+  in = chunked("[1,2,3,4,5,", "6,7,8,9]");
+  EXPECT_FALSE(small.feed(in.data(), in.size(), out));
+  EXPECT_EQ(out, error(413, Variant::close_11));
 }
 
 class AlwaysCloseSessionTest : public SessionTest {

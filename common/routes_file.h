@@ -1,0 +1,36 @@
+// Routes from a JSON file (--routes FILE.json): a user's own endpoints
+// beside the persona's. The file is read, validated and turned into
+// ready-to-build responses once, at startup; docs/routes.md describes it.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace hello {
+
+struct FileRoute {
+  enum class Kind { body, json, echo };
+
+  int method = 0;  // an llhttp_method_t
+  std::string path;
+  int status = 200;
+  // Sent in this order, after the persona's own headers. A Content-Type
+  // given here is not among them: it replaces the persona's in its place.
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string content_type;  // as given, or the default for the kind
+  Kind kind = Kind::body;
+  std::string content;  // the body bytes, or the minified JSON; empty for echo
+};
+
+// Reads and checks `path`. On success fills `routes` and returns true; on
+// failure returns false with `error` set to one line naming the file, the
+// position (line:column) where known, and what is wrong.
+// `default_type` is the Content-Type of a "body" route that gives none;
+// `persona_head` is the persona's header template, whose headers a route
+// may not send again.
+bool load_routes(const std::string& path, std::string_view default_type,
+                 std::string_view persona_head, std::vector<FileRoute>& routes, std::string& error);
+
+}  // namespace hello

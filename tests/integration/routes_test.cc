@@ -1,0 +1,117 @@
+// --routes FILE.json on the real binaries: the example file answered byte
+// for byte in the persona's layout, the JSON echo over a socket, and bad
+// files refused at startup.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "test_client.h"
+
+namespace hello::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kExample = std::string(HELLO_SOURCE_DIR) + "/docs/examples/routes.json";
+
+std::string get(std::string_view path) {
+  return "GET " + std::string(path) + " HTTP/1.1\r\nHost: t\r\n\r\n";
+}
+
+std::string post(std::string_view body) {
+  return "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + std::string(body);
+}
+
+// Sanic's layout: content-length, connection, content-type, then the route's headers.
+std::string sanic(std::string_view status, std::string_view type, std::string_view extra,
+                  std::string_view body) {
+  return "HTTP/1.1 " + std::string(status) + "\r\ncontent-length: " + std::to_string(body.size()) +
+         "\r\nconnection: keep-alive\r\ncontent-type: " + std::string(type) + "\r\n" +
+         std::string(extra) + "\r\n" + std::string(body);
+}
+
+TEST(Routes, TheExampleFileIsAnsweredByteForByte) {
+  ServerProcess s("sanic", {"--routes", kExample});
+  Client c(s.port());
+  ASSERT_TRUE(c.send(get("/health")));
+  EXPECT_EQ(c.read_response(), sanic("200 OK", "text/plain; charset=utf-8", "", "ok\n"));
+  ASSERT_TRUE(c.send(get("/api/v1/status?verbose=1")));
+  EXPECT_EQ(c.read_response(),
+            sanic("200 OK", "application/json",
+                  "Cache-Control: no-store\r\nX-Request-Source: hello-family\r\n",
+                  R"({"status":"ready","version":[1,4,2],"features":{"echo":true}})"));
+  ASSERT_TRUE(c.send(get("/teapot")));
+  EXPECT_EQ(c.read_response(),
+            sanic("418 I'm a teapot", "text/plain; charset=utf-8", "", "I'm a teapot"));
+  // GET / of the file replaces the persona's; its /json stays.
+  ASSERT_TRUE(c.send(get("/")));
+  EXPECT_EQ(c.read_response(),
+            sanic("200 OK", "text/plain; charset=utf-8", "", "Hello from a route file!"));
+  ASSERT_TRUE(c.send(get("/json")));
+  EXPECT_EQ(c.read_response(), sanic("200 OK", "application/json", "", R"({"hello":"world"})"));
+  ASSERT_TRUE(c.send(post(R"({ "a" : [1, 2] })")));
+  EXPECT_EQ(c.read_response(), sanic("200 OK", "application/json", "", R"({"a":[1,2]})"));
+  EXPECT_EQ(s.stop(), 0);
+}
+
+TEST(Routes, EchoOverASocket) {
+  ServerProcess s("tornado", {"--routes", kExample, "--max-body-bytes", "200"});
+  Client c(s.port());
+  // Chunked, and three requests pipelined in one write.
+  std::string chunked =
+      "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "4\r\n[1, \r\n3\r\n2 ]\r\n0\r\n\r\n";
+  ASSERT_TRUE(c.send(post("{\"n\": 1}") + chunked + post("{\"n\":  3}")));
+  for (std::string_view body : {R"({"n":1})", "[1,2]", R"({"n":3})"}) {
+    std::string r = c.read_response();
+    EXPECT_EQ(r.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << r;
+    EXPECT_NE(r.find("Content-Length: " + std::to_string(body.size()) + "\r\n"), std::string::npos)
+        << r;
+    EXPECT_EQ(r.substr(r.find("\r\n\r\n") + 4), body);
+  }
+  // Not JSON: 400 with the reason, and the connection goes on.
+  ASSERT_TRUE(c.send(post("{\"n\": }")));
+  std::string bad = c.read_response();
+  EXPECT_EQ(bad.rfind("HTTP/1.1 400 Bad Request\r\n", 0), 0u) << bad;
+  EXPECT_NE(bad.find("\r\n\r\ninvalid JSON: "), std::string::npos) << bad;
+  ASSERT_TRUE(c.send(post("[]")));
+  EXPECT_EQ(c.read_response().substr(0, 17), "HTTP/1.1 200 OK\r\n");
+  // Over --max-body-bytes: 413, then the server closes.
+  ASSERT_TRUE(c.send(post("[" + std::string(300, ' ') + "]")));
+  auto rest = c.read_to_eof();
+  ASSERT_TRUE(rest.has_value()) << "the connection must close";
+  EXPECT_EQ(rest->rfind("HTTP/1.1 413 ", 0), 0u) << *rest;
+  EXPECT_EQ(s.stop(), 0);
+}
+
+TEST(Routes, ABadFileIsOneLineNamingThePlaceAndExit2) {
+  fs::path file = fs::temp_directory_path() / ("bad-routes-" + std::to_string(getpid()) + ".json");
+  std::ofstream(file)
+      << "{\"routes\": [\n  {\"method\": \"GET\", \"path\": \"/\",\n   \"bdy\": \"x\"}]}\n";
+  RunResult r = run_binary(binary_path("sanic"), {"-p", "0", "--routes", file.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "hello-sanic: " + file.string() +
+                ":3:4: unknown key \"bdy\" in routes[0] (known: method, path, status, headers, "
+                "body, json, echo)\n");
+  EXPECT_EQ(r.out, "") << "nothing listened";
+
+  std::ofstream(file, std::ios::trunc)
+      << "{\"routes\": [\n  {\"method\": \"GET\" \"path\": \"/\"}]}\n";
+  r = run_binary(binary_path("tornado"), {"-p", "0", "--routes", file.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "hello-tornado: " + file.string() +
+                       ":2:20: The JSON document has an improper structure: missing or superfluous "
+                       "commas, braces, missing keys, etc.\n");
+
+  r = run_binary(binary_path("flask"), {"-p", "0", "--routes", "/nonexistent.json"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "hello-flask: /nonexistent.json: cannot read: No such file or directory\n");
+  fs::remove(file);
+}
+
+}  // namespace
+}  // namespace hello::test
