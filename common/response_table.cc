@@ -50,6 +50,8 @@ std::string_view connection_line(const ConnectionHeaders& c, Variant v) {
 
 }  // namespace
 
+static_assert(kGet == HTTP_GET && kHead == HTTP_HEAD);
+
 ResponseTable::ResponseTable(const Persona& persona, const TableOptions& options)
     : policy_{persona.always_close && !options.keep_alive, persona.keep_alive_http10,
               persona.head_allowed, persona.no_parsing},
@@ -139,20 +141,6 @@ int ResponseTable::find_route(std::string_view path) const {
   for (size_t i = 0; i < routes_.size(); ++i)
     if (routes_[i].path == path) return static_cast<int>(i);
   return -1;
-}
-
-// Sizes and first bytes first: most paths differ in one or the other.
-RouteMatch ResponseTable::match(std::string_view path, int method) const {
-  RouteMatch m{-1, false};
-  for (size_t i = 0; i < routes_.size(); ++i) {
-    const std::string& p = routes_[i].path;
-    if (p.size() != path.size() || (!p.empty() && p[0] != path[0]) || p != path) continue;
-    m.path_known = true;
-    if (routes_[i].method == method) return {static_cast<int>(i), true};
-    if (routes_[i].method == HTTP_GET && method == HTTP_HEAD && policy_.head_allowed)
-      m.route = static_cast<int>(i);  // unless a HEAD route of its own follows
-  }
-  return m;
 }
 
 const PreparedResponse& ResponseTable::route(int index, Variant v) const {

@@ -52,6 +52,10 @@ struct PreparedResponse {
 };
 
 // What a request's method and path select.
+// llhttp's numbers for the two methods every persona route answers.
+inline constexpr int kGet = 1;   // HTTP_GET
+inline constexpr int kHead = 2;  // HTTP_HEAD
+
 struct RouteMatch {
   int route;        // the route to answer with, or -1
   bool path_known;  // some route has this path: -1 then means 405, not 404
@@ -64,8 +68,20 @@ class ResponseTable {
   // The first route whose path equals `path` (query already stripped), or -1.
   int find_route(std::string_view path) const;
   // The route for `method` (an llhttp_method_t) on `path`. A GET route also
-  // answers HEAD where the persona allows it.
-  RouteMatch match(std::string_view path, int method) const;
+  // answers HEAD where the persona allows it. Inline: it runs per request.
+  RouteMatch match(std::string_view path, int method) const {
+    RouteMatch m{-1, false};
+    for (size_t i = 0; i < routes_.size(); ++i) {
+      // Sizes and first bytes first: most paths differ in one or the other.
+      const std::string& p = routes_[i].path;
+      if (p.size() != path.size() || (!p.empty() && p[0] != path[0]) || p != path) continue;
+      m.path_known = true;
+      if (routes_[i].method == method) return {static_cast<int>(i), true};
+      if (routes_[i].method == kGet && method == kHead && policy_.head_allowed)
+        m.route = static_cast<int>(i);  // unless a HEAD route of its own follows
+    }
+    return m;
+  }
   // True for a route that answers with the request's JSON, minified.
   bool echo(int route) const { return routes_[route].echo; }
   // The 400 template for a body that is not JSON (keep-alive rules apply).
