@@ -296,15 +296,7 @@ TEST_F(UnparsedSessionTest, CountsLikeAByteAtATimeMatcher) {
   for (int round = 0; round < 2000; ++round) {
     std::string input(next() % 24, 'x');
     for (char& c : input) c = "\r\nx"[next() % 3];
-    size_t expected = 0;
-    int state = 0;
-    for (char c : input) {
-      state = c == "\r\n\r\n"[state] ? state + 1 : (c == '\r' ? 1 : 0);
-      if (state == 4) {
-        ++expected;
-        state = 0;
-      }
-    }
+    size_t expected = test::blank_lines(input);
     for (size_t a = 0; a <= input.size(); ++a) {
       size_t b = a + (input.size() - a) / 2;
       session_.reset();

@@ -2,9 +2,27 @@
 // test can tell which header layout the heart chose.
 #pragma once
 
+#include <cstddef>
+#include <string_view>
+
 #include "persona.h"
 
 namespace hello::test {
+
+// How many times hello-floor must answer `input`: its CRLF CRLFs that do not
+// overlap, counted a byte at a time (the reference for its memchr matcher).
+inline size_t blank_lines(std::string_view input) {
+  size_t count = 0;
+  int state = 0;
+  for (char c : input) {
+    state = c == "\r\n\r\n"[state] ? state + 1 : (c == '\r' ? 1 : 0);
+    if (state == 4) {
+      ++count;
+      state = 0;
+    }
+  }
+  return count;
+}
 
 inline constexpr Body kTestJson{"application/json", "{\"hello\":\"world\"}"};
 
