@@ -199,6 +199,7 @@ class Loader {
       std::string_view key = key_text(field, &at);
       if (key != "routes")
         return fail(at, fmt::format("unknown key \"{}\" (the only key is \"routes\")", key));
+      if (seen) return fail(at, "key \"routes\" given twice");
       simdjson::ondemand::array list;
       if (field.value().get_array().get(list) != simdjson::SUCCESS)
         return fail(at, "\"routes\" must be an array of route objects");
@@ -243,12 +244,16 @@ class Loader {
                   const char* where, size_t index, FileRoute& route) {
     bool has_method = false, has_path = false;
     int contents = 0;
+    std::vector<std::string_view> keys;  // a key given twice is a mistake, not an override
     for (auto item : object) {
       simdjson::ondemand::field field;
       if (std::move(item).get(field) != simdjson::SUCCESS)
         return fail(current(doc), "unreadable key");
       const char* at;
       std::string_view key = key_text(field, &at);
+      if (std::find(keys.begin(), keys.end(), key) != keys.end())
+        return fail(at, fmt::format("key \"{}\" given twice in routes[{}]", key, index));
+      keys.push_back(key);
       simdjson::ondemand::value value = field.value();
       std::string_view s;
       if (key == "method") {

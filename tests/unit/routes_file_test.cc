@@ -110,6 +110,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadFile{"NotAnObject", "[1, 2]", "must hold a JSON object", "1:1"},
         BadFile{"UnknownTopKey", "{\"routes\": [], \"extra\": 1}", "unknown key \"extra\"", "1:16"},
         BadFile{"NoRoutes", "{}", "missing key \"routes\"", "1:1"},
+        BadFile{"RoutesTwice", "{\"routes\": [], \"routes\": []}", "given twice", "1:16"},
+        BadFile{"KeyTwice",
+                "{\"routes\": [{\"method\": \"GET\", \"method\": \"PUT\", \"path\": \"/\", "
+                "\"body\": \"\"}]}",
+                "key \"method\" given twice", "1:31"},
         BadFile{"UnknownKey",
                 "{\"routes\": [\n  {\"method\": \"GET\", \"path\": \"/\",\n   \"bdy\": \"x\"}]}",
                 "unknown key \"bdy\"", "3:4"},
