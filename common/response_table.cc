@@ -34,6 +34,16 @@ std::string reason_in_style(int status, ReasonStyle style) {
   return reason;
 }
 
+// The persona's body for an error `status`; `text` holds formatted text.
+Body error_body(const Persona& persona, int status, std::string& text) {
+  auto it = std::find_if(persona.errors.begin(), persona.errors.end(),
+                         [&](const ErrorBody& e) { return e.status == status; });
+  if (it != persona.errors.end()) return it->body;
+  text = fmt::format(fmt::runtime(persona.error_format), fmt::arg("code", status),
+                     fmt::arg("reason", reason_phrase(status)));
+  return Body{persona.error_type, text};
+}
+
 std::string_view connection_line(const ConnectionHeaders& c, Variant v) {
   switch (v) {
     case Variant::keep_alive_10:
@@ -76,20 +86,40 @@ ResponseTable::ResponseTable(const Persona& persona, const TableOptions& options
     routes_.push_back({f.path, f.method, echo});
     add(persona, f.status, Body{f.content_type, f.content, extra}, false, echo, responses_);
   }
-  for (int status : kErrorStatuses) {
-    auto it = std::find_if(persona.errors.begin(), persona.errors.end(),
-                           [&](const ErrorBody& e) { return e.status == status; });
-    if (it != persona.errors.end()) {
-      add(persona, status, it->body, true, false, responses_);
-      continue;
+  std::string text;
+  for (int status : kErrorStatuses)
+    add(persona, status, error_body(persona, status, text), true, false, responses_);
+  // A path of the route file answers 405 with its own methods in Allow (RFC
+  // 9110 section 15.5.6), in the persona's spelling; the persona's own
+  // paths keep the persona's Allow line.
+  if (!file.empty() && !persona.allow_header.empty()) {
+    std::string_view allow = persona.allow_header;
+    std::string_view name = allow.substr(0, allow.find(':'));
+    std::string_view separator = allow.find(", ") != std::string_view::npos ? ", " : ",";
+    for (size_t i = 0; i < routes_.size(); ++i) {
+      if (!in_file(routes_[i].method, routes_[i].path)) continue;
+      bool first = true;
+      for (size_t j = 0; j < i && first; ++j) first = routes_[j].path != routes_[i].path;
+      if (!first) continue;  // the path's first route holds its 405
+      std::string line = fmt::format("{}: ", name);
+      bool any = false, get = false, head = false;
+      for (const RouteKey& r : routes_) {
+        if (r.path != routes_[i].path) continue;
+        line += fmt::format("{}{}", any ? separator : "",
+                            llhttp_method_name(static_cast<llhttp_method_t>(r.method)));
+        any = true;
+        get |= r.method == HTTP_GET;
+        head |= r.method == HTTP_HEAD;
+      }
+      if (get && !head && policy_.head_allowed) line += fmt::format("{}HEAD", separator);
+      line += "\r\n";
+      Body body = error_body(persona, 405, text);
+      body.extra_headers = line;
+      int set = static_cast<int>(not_allowed_.size() / kVariants);
+      add(persona, 405, body, true, false, not_allowed_);
+      for (size_t j = i; j < routes_.size(); ++j)
+        if (routes_[j].path == routes_[i].path) routes_[j].not_allowed = set;
     }
-    std::string_view reason = reason_phrase(status);
-    // The formatted text must outlive `body` only for the add() call.
-    Body body{persona.error_type, {}};
-    std::string text = fmt::format(fmt::runtime(persona.error_format), fmt::arg("code", status),
-                                   fmt::arg("reason", reason));
-    body.content = text;
-    add(persona, status, body, true, false, responses_);
   }
   // A request that is valid HTTP with a body that is not JSON: the
   // connection stays usable, so this 400 follows the keep-alive rules.
@@ -102,9 +132,10 @@ void ResponseTable::add(const Persona& persona, int status, const Body& body, bo
   int timeout = keep_alive_timeout_;
   std::string extra(body.extra_headers);
   if (status == 405 && extra.empty()) extra = persona.allow_header;
-  // Only 404 and 405 leave the connection open; every other error closes it
-  // and must say so, even where the framework's close is silent.
-  bool fatal = error && status != 404 && status != 405;
+  // 404, 405 and 417 answer a well-formed request and leave the connection
+  // open; every other error closes it and must say so, even where the
+  // framework's close is silent.
+  bool fatal = error && status != 404 && status != 405 && status != 417;
   for (int i = 0; i < kVariants; ++i) {
     Variant v = static_cast<Variant>(i);
     bool http10 = v == Variant::keep_alive_10 || v == Variant::close_10;
@@ -158,7 +189,7 @@ const PreparedResponse& ResponseTable::error(int status, Variant v) const {
 void ResponseTable::set_date(time_t now) {
   char date[kHttpDateLength];
   format_http_date(now, date);
-  for (auto* list : {&responses_, &invalid_json_})
+  for (auto* list : {&responses_, &invalid_json_, &not_allowed_})
     for (PreparedResponse& r : *list)
       if (r.date_offset >= 0) memcpy(r.bytes.data() + r.date_offset, date, kHttpDateLength);
 }

@@ -59,6 +59,7 @@ inline constexpr int kHead = 2;  // HTTP_HEAD
 struct RouteMatch {
   int route;        // the route to answer with, or -1
   bool path_known;  // some route has this path: -1 then means 405, not 404
+  int path_route;   // a route with this path (for its 405), or -1
 };
 
 class ResponseTable {
@@ -70,13 +71,14 @@ class ResponseTable {
   // The route for `method` (an llhttp_method_t) on `path`. A GET route also
   // answers HEAD where the persona allows it. Inline: it runs per request.
   RouteMatch match(std::string_view path, int method) const {
-    RouteMatch m{-1, false};
+    RouteMatch m{-1, false, -1};
     for (size_t i = 0; i < routes_.size(); ++i) {
       // Sizes and first bytes first: most paths differ in one or the other.
       const std::string& p = routes_[i].path;
       if (p.size() != path.size() || (!p.empty() && p[0] != path[0]) || p != path) continue;
       m.path_known = true;
-      if (routes_[i].method == method) return {static_cast<int>(i), true};
+      m.path_route = static_cast<int>(i);
+      if (routes_[i].method == method) return {static_cast<int>(i), true, m.path_route};
       if (routes_[i].method == kGet && method == kHead && policy_.head_allowed)
         m.route = static_cast<int>(i);  // unless a HEAD route of its own follows
     }
@@ -91,6 +93,11 @@ class ResponseTable {
   const PreparedResponse& route(int index, Variant v) const;
   // One of kErrorStatuses; any other status answers as 400.
   const PreparedResponse& error(int status, Variant v) const;
+  // The 405 for the path of route `path_route`: Allow lists that path's methods.
+  const PreparedResponse& not_allowed(int path_route, Variant v) const {
+    int set = path_route >= 0 ? routes_[path_route].not_allowed : -1;
+    return set < 0 ? error(405, v) : not_allowed_[set * kVariants + static_cast<int>(v)];
+  }
   const ConnectionPolicy& policy() const { return policy_; }
   size_t route_count() const { return routes_.size(); }
   // Seconds an idle keep-alive connection stays open.
@@ -104,6 +111,7 @@ class ResponseTable {
     std::string path;
     int method;
     bool echo;
+    int not_allowed = -1;  // this path's 405 in not_allowed_, or -1: the persona's
   };
 
   // Appends the kVariants responses of `status` with `body`. An `error`
@@ -118,6 +126,7 @@ class ResponseTable {
   // Routes first, then kErrorStatuses in order; kVariants entries each.
   std::vector<PreparedResponse> responses_;
   std::vector<PreparedResponse> invalid_json_;
+  std::vector<PreparedResponse> not_allowed_;  // kVariants per path of the route file
 };
 
 }  // namespace hello

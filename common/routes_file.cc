@@ -120,10 +120,12 @@ const char* locate_syntax_error(simdjson::padded_string& json) {
     }
   } walker{doc};
   simdjson::ondemand::value root;
-  bool ok = doc.get_value().get(root) == simdjson::SUCCESS && walker.walk(root, 0);
+  if (doc.get_value().get(root) == simdjson::SUCCESS) walker.walk(root, 0);
+  // A whole value followed by more text fails only as a document: the
+  // walk then stops short of the end, where current_location() points.
   const char* at = nullptr;
   if (doc.current_location().get(at) != simdjson::SUCCESS) at = nullptr;
-  return ok ? nullptr : at;
+  return at;
 }
 
 // Errors of simdjson's first stage (strings, UTF-8) stop On-Demand before it
@@ -386,6 +388,11 @@ bool load_routes(const std::string& path, std::string_view default_type,
   errno = 0;
   if (simdjson::padded_string::load(path).get(json) != simdjson::SUCCESS) {
     error = fmt::format("{}: cannot read: {}", path, errno != 0 ? strerror(errno) : "I/O error");
+    return false;
+  }
+  if (json.size() >= 3 && memcmp(json.data(), "\xef\xbb\xbf", 3) == 0) {
+    error = fmt::format("{}:1:1: the file starts with a UTF-8 byte order mark; save it without one",
+                        path);
     return false;
   }
   // The DOM parser validates the whole text, which On-Demand alone would not.

@@ -196,6 +196,11 @@ int run(const Persona& persona, int argc, char** argv) {
     return kExitUsage;
   }
   opt.access_log = log->count() > 0;
+  if (!opt.routes_path.empty() && persona.no_parsing) {
+    fmt::print(stderr, "{}: --routes: {} parses nothing and answers every request alike\n", name,
+               name);
+    return kExitUsage;
+  }
   if (!opt.routes_path.empty()) {
     // A "body" route without a Content-Type gets the persona's text type.
     std::string_view text_type =

@@ -221,6 +221,7 @@ HELLO_CALLBACK int Session::on_message_begin() {
   field_length_ = 0;
   hosts_ = 0;
   header_ = Header::other;
+  in_trailers_ = false;
   echo_ = false;
   expect_continue_ = false;
   expect_unknown_ = false;
@@ -274,7 +275,9 @@ HELLO_CALLBACK int Session::on_header_field_complete() {
   if (header_ == Header::expect) finish_expect();
   if (++headers_ > Limits::kMaxHeaders) return reject(431);
   head_bytes_ += kLineOverhead;
-  if (field_length_ <= kFieldPrefix) {
+  // Trailers (after a chunked body) are counted, but Host and Expect mean
+  // nothing there.
+  if (field_length_ <= kFieldPrefix && !in_trailers_) {
     // The name's first bytes as one word, case folded: OR-ing 0x20 folds
     // the letters of "host" and "expect" (see equals_nocase()).
     uint64_t word;
@@ -331,6 +334,7 @@ void Session::finish_expect() {
 
 HELLO_CALLBACK int Session::on_headers_complete() {
   if (header_ == Header::expect) finish_expect();
+  in_trailers_ = true;
   if (parser_.http_major != 1) return reject(505);
   // RFC 9112 section 3.2: an HTTP/1.1 request has exactly one Host.
   if (parser_.http_minor == 1 && hosts_ == 0) return reject(400);
@@ -343,17 +347,21 @@ HELLO_CALLBACK int Session::on_headers_complete() {
   // The client may wait for this before it sends the body.
   if (expect_continue_ && !expect_unknown_ && has_body) out_->append(kContinue);
   // The route is known now, so an echo route can keep the body.
-  RouteMatch m =
-      path_too_long_ ? RouteMatch{-1, false} : table_.match({path_, path_length_}, parser_.method);
+  RouteMatch m = path_too_long_ ? RouteMatch{-1, false, -1}
+                                : table_.match({path_, path_length_}, parser_.method);
   route_ = m.route;
   path_known_ = m.path_known;
+  path_route_ = m.path_route;
   echo_ = route_ >= 0 && table_.echo(route_);
   if (echo_) {
     body_.clear();
     // One allocation for the largest body so far; none once warm. The
     // padding is what simdjson may read past the end.
+    // Only up to what a pooled session keeps: a header alone must not make
+    // the server set aside --max-body-bytes per connection.
     if (parser_.flags & F_CONTENT_LENGTH)
-      body_.reserve(static_cast<size_t>(parser_.content_length) + simdjson::SIMDJSON_PADDING);
+      body_.reserve(std::min(static_cast<size_t>(parser_.content_length), kPooledBody) +
+                    simdjson::SIMDJSON_PADDING);
   }
   // We never switch protocols: an Upgrade header (curl --http2 sends
   // "Upgrade: h2c") is ignored and the connection goes on as HTTP/1.1.
@@ -389,7 +397,7 @@ HELLO_CALLBACK int Session::on_message_complete() {
   else if (!path_known_)
     answer(table_.error(404, v), head, true);
   else if (route_ < 0)
-    answer(table_.error(405, v), head, true);
+    answer(table_.not_allowed(path_route_, v), head, true);
   else if (echo_)
     answer_echo(v);
   else

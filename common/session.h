@@ -127,11 +127,13 @@ class Session {
   Header header_ = Header::other;
   char value_[kExpectValue];
   size_t value_length_ = 0;
+  bool in_trailers_ = false;          // the head is complete: fields now are trailers
   bool tail_after_line_end_ = false;  // the last read ended in LF and blanks
   uint8_t unparsed_matched_ = 0;      // hello-floor: bytes of CRLF CRLF seen
   uint8_t hosts_ = 0;
   int route_ = -1;           // chosen when the head is complete
   bool path_known_ = false;  // some route has this path (405 rather than 404)
+  int path_route_ = -1;      // a route with this path, whose 405 lists its methods
   bool echo_ = false;        // the route echoes the body, which is kept in body_
   std::string body_;         // the body of an echo request
   bool expect_continue_ = false;

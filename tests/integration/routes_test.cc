@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "test_client.h"
 
@@ -85,6 +86,28 @@ TEST(Routes, EchoOverASocket) {
   ASSERT_TRUE(rest.has_value()) << "the connection must close";
   EXPECT_EQ(rest->rfind("HTTP/1.1 413 ", 0), 0u) << *rest;
   EXPECT_EQ(s.stop(), 0);
+}
+
+// A Content-Length within a huge --max-body-bytes must not make the server
+// set the whole body aside before it arrives (it aborted on bad_alloc).
+TEST(Routes, AHugeDeclaredBodyCostsNothingUntilItArrives) {
+  ServerProcess s("sanic", {"--routes", kExample, "--max-body-bytes", "1099511627776"});
+  {
+    Client c(s.port());
+    ASSERT_TRUE(c.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 1000000000000\r\n\r\n{"));
+    std::this_thread::sleep_for(100ms);
+  }
+  Client c(s.port());
+  ASSERT_TRUE(c.send(post("[1]")));
+  EXPECT_EQ(c.read_response(), sanic("200 OK", "application/json", "", "[1]"));
+  EXPECT_EQ(s.stop(), 0);
+}
+
+TEST(Routes, HelloFloorRefusesARouteFile) {
+  RunResult r = run_binary(binary_path("floor"), {"-p", "0", "--routes", kExample});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "hello-floor: --routes: hello-floor parses nothing and answers every request alike\n");
 }
 
 TEST(Routes, ABadFileIsOneLineNamingThePlaceAndExit2) {

@@ -101,6 +101,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "improper structure", "2:20"},
         BadFile{"BadLiteral", "{\"routes\": [\n  {\"method\": tru}]}",
                 "atom starting with the letter 't'", "2:14"},
+        BadFile{"TrailingText", "{\"routes\": []} x", "", "1:16"},
+        BadFile{"ByteOrderMark", "\xef\xbb\xbf{\"routes\": []}", "byte order mark", "1:1"},
         BadFile{"UnclosedArray", "{\"routes\": [\n", "improper structure", "1:13"},
         BadFile{"UnclosedString", "{\"routes\": [\n  {\"method\": \"GET}]}\n", "never closed",
                 "2:14"},

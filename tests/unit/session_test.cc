@@ -154,6 +154,26 @@ TEST_F(SessionTest, ExpectValueMayHaveTrailingBlanks) {
   EXPECT_EQ(out, "HTTP/1.1 100 Continue\r\n\r\n");
 }
 
+// 417 answers a well-formed request: the connection stays, and the answer
+// must not say it closes.
+TEST_F(SessionTest, UnknownExpectationIs417AndKeepsTheConnection) {
+  std::string out = feed("GET / HTTP/1.1\r\nHost: a\r\nExpect: teapot\r\n\r\n");
+  EXPECT_EQ(out, error(417, Variant::keep_alive_11));
+  EXPECT_EQ(out.find("Connection: close"), std::string::npos) << out;
+  EXPECT_TRUE(open_);
+  EXPECT_EQ(feed(kGet11), route("/", Variant::keep_alive_11));
+}
+
+// Trailers after a chunked body are not headers: Host and Expect there
+// change nothing.
+TEST_F(SessionTest, HostAndExpectInTrailersAreIgnored) {
+  std::string chunked =
+      "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "1\r\nx\r\n0\r\nExpect: teapot\r\nHost: b\r\n\r\n";
+  EXPECT_EQ(feed(chunked), error(405, Variant::keep_alive_11));
+  EXPECT_TRUE(open_);
+}
+
 TEST_F(SessionTest, IgnoresQueryAndFragment) {
   EXPECT_EQ(feed("GET /json?x=1 HTTP/1.1\r\nHost: a\r\n\r\n"),
             route("/json", Variant::keep_alive_11));
@@ -378,8 +398,14 @@ TEST_F(RoutesSessionTest, FileRoutesReplaceAndAddToThePersonas) {
   // The persona's other route is still there; a known path with another
   // method is 405, an unknown one 404.
   EXPECT_EQ(feed("GET /json HTTP/1.1\r\nHost: a\r\n\r\n"), route("/json", Variant::keep_alive_11));
-  EXPECT_EQ(feed("GET /echo HTTP/1.1\r\nHost: a\r\n\r\n"), error(405, Variant::keep_alive_11));
-  EXPECT_EQ(feed(post("{}", "/api")), error(405, Variant::keep_alive_11));
+  // A path of the file lists its own methods in Allow; the persona's keep its line.
+  std::string wrong = feed("GET /echo HTTP/1.1\r\nHost: a\r\n\r\n");
+  EXPECT_EQ(wrong.rfind("HTTP/1.1 405 Method Not Allowed\r\n", 0), 0u) << wrong;
+  EXPECT_NE(wrong.find("\r\nAllow: POST\r\n"), std::string::npos) << wrong;
+  EXPECT_TRUE(open_);
+  wrong = feed(post("{}", "/api"));
+  EXPECT_NE(wrong.find("\r\nAllow: GET, HEAD\r\n"), std::string::npos) << wrong;
+  EXPECT_EQ(feed(post("{}", "/json")), error(405, Variant::keep_alive_11));
   EXPECT_EQ(feed(post("{}", "/nope")), error(404, Variant::keep_alive_11));
   // HEAD of a GET route from the file: its head only.
   EXPECT_EQ(feed("HEAD /api HTTP/1.1\r\nHost: a\r\n\r\n"), head_only(api));
