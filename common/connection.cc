@@ -280,12 +280,16 @@ void Connection::set_read_deadline(bool restart) {
   }
 }
 
+// True if nothing is left to check: the connection is closing, or it has
+// sent its FIN and only waits for the client's (closed here once that wait
+// is over).
+bool Connection::ended(uint64_t now_ms) {
+  if (shut_down_ && !closing_ && now_ms >= deadline_) close();
+  return closing_ || shut_down_;
+}
+
 void Connection::check_deadlines(uint64_t now_ms) {
-  if (closing_) return;
-  if (shut_down_) {
-    if (now_ms >= deadline_) close();  // the wait after our FIN is over
-    return;
-  }
+  if (ended(now_ms)) return;
   if (writing()) {
     if (now_ms >= pending_->deadline) close();  // the client does not read
     return;
@@ -301,11 +305,7 @@ void Connection::check_deadlines(uint64_t now_ms) {
 }
 
 void Connection::check_drain(uint64_t now_ms) {
-  if (closing_) return;
-  if (shut_down_) {
-    if (now_ms >= deadline_) close();
-    return;
-  }
+  if (ended(now_ms)) return;
   if (!read_since_check_ && !writing() && !mid_request() && !ending_) {
     ending_ = true;
     finish_if_done();

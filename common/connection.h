@@ -72,6 +72,7 @@ class Connection {
   void write_queued();
   void detach_session();
   void finish_if_done();
+  bool ended(uint64_t now_ms);
   bool unread_input();
   // `restart`: a request in progress gets a fresh header deadline too.
   void set_read_deadline(bool restart);

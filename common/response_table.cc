@@ -79,6 +79,7 @@ ResponseTable::ResponseTable(const Persona& persona, const TableOptions& options
     add(persona, 200, options.json && r.path == "/" ? persona.json : r.body, false, false,
         responses_);
   }
+  size_t first_file = routes_.size();
   for (const FileRoute& f : file) {
     std::string extra;
     for (const auto& [name, value] : f.headers) extra += fmt::format("{}: {}\r\n", name, value);
@@ -90,41 +91,40 @@ ResponseTable::ResponseTable(const Persona& persona, const TableOptions& options
   for (int status : kErrorStatuses)
     add(persona, status, error_body(persona, status, text), true, false, responses_);
   // A path of the route file answers 405 with its own methods in Allow (RFC
-  // 9110 section 15.5.6), in the persona's spelling; the persona's own
-  // paths keep the persona's Allow line.
-  if (!file.empty() && !persona.allow_header.empty()) {
-    std::string_view allow = persona.allow_header;
-    std::string_view name = allow.substr(0, allow.find(':'));
-    std::string_view separator = allow.find(", ") != std::string_view::npos ? ", " : ",";
-    for (size_t i = 0; i < routes_.size(); ++i) {
-      if (!in_file(routes_[i].method, routes_[i].path)) continue;
-      bool first = true;
-      for (size_t j = 0; j < i && first; ++j) first = routes_[j].path != routes_[i].path;
-      if (!first) continue;  // the path's first route holds its 405
-      std::string line = fmt::format("{}: ", name);
-      bool any = false, get = false, head = false;
-      for (const RouteKey& r : routes_) {
-        if (r.path != routes_[i].path) continue;
-        line += fmt::format("{}{}", any ? separator : "",
-                            llhttp_method_name(static_cast<llhttp_method_t>(r.method)));
-        any = true;
-        get |= r.method == HTTP_GET;
-        head |= r.method == HTTP_HEAD;
-      }
-      if (get && !head && policy_.head_allowed) line += fmt::format("{}HEAD", separator);
-      line += "\r\n";
-      Body body = error_body(persona, 405, text);
-      body.extra_headers = line;
-      int set = static_cast<int>(not_allowed_.size() / kVariants);
-      add(persona, 405, body, true, false, not_allowed_);
-      for (size_t j = i; j < routes_.size(); ++j)
-        if (routes_[j].path == routes_[i].path) routes_[j].not_allowed = set;
-    }
-  }
+  // 9110 section 15.5.6); the persona's own paths keep the persona's line.
+  if (!persona.allow_header.empty())
+    for (size_t i = first_file; i < routes_.size(); ++i)
+      if (routes_[i].not_allowed < 0) add_not_allowed(persona, routes_[i].path);
   // A request that is valid HTTP with a body that is not JSON: the
   // connection stays usable, so this 400 follows the keep-alive rules.
   add(persona, 400, Body{"text/plain; charset=utf-8", {}}, false, true, invalid_json_);
   set_date(time(nullptr));
+}
+
+// The 405 of `path`: the persona's Allow line, in its spelling and with its
+// separator, listing every method of the path (and HEAD with GET where the
+// persona answers HEAD). Every route of the path points at it.
+void ResponseTable::add_not_allowed(const Persona& persona, const std::string& path) {
+  std::string_view allow = persona.allow_header;
+  std::string_view separator = allow.find(", ") != std::string_view::npos ? ", " : ",";
+  std::string line(allow.substr(0, allow.find(':') + 1));
+  bool get = false, head = false;
+  for (const RouteKey& r : routes_) {
+    if (r.path != path) continue;
+    line += fmt::format("{}{}", line.back() == ':' ? std::string_view(" ") : separator,
+                        llhttp_method_name(static_cast<llhttp_method_t>(r.method)));
+    get |= r.method == HTTP_GET;
+    head |= r.method == HTTP_HEAD;
+  }
+  if (get && !head && policy_.head_allowed) line += fmt::format("{}HEAD", separator);
+  line += "\r\n";
+  std::string text;
+  Body body = error_body(persona, 405, text);
+  body.extra_headers = line;
+  int set = static_cast<int>(not_allowed_.size() / kVariants);
+  add(persona, 405, body, true, false, not_allowed_);
+  for (RouteKey& r : routes_)
+    if (r.path == path) r.not_allowed = set;
 }
 
 void ResponseTable::add(const Persona& persona, int status, const Body& body, bool error,

@@ -99,7 +99,6 @@ class ResponseTable {
     return set < 0 ? error(405, v) : not_allowed_[set * kVariants + static_cast<int>(v)];
   }
   const ConnectionPolicy& policy() const { return policy_; }
-  size_t route_count() const { return routes_.size(); }
   // Seconds an idle keep-alive connection stays open.
   int keep_alive_timeout() const { return keep_alive_timeout_; }
 
@@ -115,10 +114,11 @@ class ResponseTable {
   };
 
   // Appends the kVariants responses of `status` with `body`. An `error`
-  // other than 404 and 405 closes the connection; a `dynamic` response is
-  // a template whose body comes with each request.
+  // other than 404, 405 and 417 closes the connection; a `dynamic` response
+  // is a template whose body comes with each request.
   void add(const Persona& persona, int status, const Body& body, bool error, bool dynamic,
            std::vector<PreparedResponse>& into);
+  void add_not_allowed(const Persona& persona, const std::string& path);
 
   ConnectionPolicy policy_;
   int keep_alive_timeout_;

@@ -76,51 +76,52 @@ bool sends(std::string_view head, std::string_view name) {
   return false;
 }
 
+// Reads every value of `v`, On-Demand validating as it goes; false at the
+// first error.
+bool walk(simdjson::ondemand::value v, int depth) {
+  json_type type;
+  if (depth > 1024 || v.type().get(type) != simdjson::SUCCESS) return false;
+  switch (type) {
+    case json_type::object: {
+      simdjson::ondemand::object o;
+      if (v.get_object().get(o) != simdjson::SUCCESS) return false;
+      for (auto item : o) {
+        simdjson::ondemand::field field;
+        if (std::move(item).get(field) != simdjson::SUCCESS || !walk(field.value(), depth + 1))
+          return false;
+      }
+      return true;
+    }
+    case json_type::array: {
+      simdjson::ondemand::array a;
+      if (v.get_array().get(a) != simdjson::SUCCESS) return false;
+      for (auto element : a) {
+        simdjson::ondemand::value child;
+        if (element.get(child) != simdjson::SUCCESS || !walk(child, depth + 1)) return false;
+      }
+      return true;
+    }
+    case json_type::number:
+      return v.get_number().error() == simdjson::SUCCESS;
+    case json_type::string:
+      return v.get_string().error() == simdjson::SUCCESS;
+    case json_type::boolean:
+      return v.get_bool().error() == simdjson::SUCCESS;
+    case json_type::null:
+      return v.is_null().error() == simdjson::SUCCESS;
+  }
+  return false;
+}
+
 // A syntax error found by the DOM parser has no position; walking the text
 // with On-Demand, which stops where it fails, gives one.
 const char* locate_syntax_error(simdjson::padded_string& json) {
   simdjson::ondemand::parser parser;
   simdjson::ondemand::document doc;
   if (parser.iterate(json).get(doc) != simdjson::SUCCESS) return nullptr;
-  struct Walker {
-    simdjson::ondemand::document& doc;
-    bool walk(simdjson::ondemand::value v, int depth) {
-      json_type type;
-      if (depth > 1024 || v.type().get(type) != simdjson::SUCCESS) return false;
-      switch (type) {
-        case json_type::object: {
-          simdjson::ondemand::object o;
-          if (v.get_object().get(o) != simdjson::SUCCESS) return false;
-          for (auto item : o) {
-            simdjson::ondemand::field field;
-            if (std::move(item).get(field) != simdjson::SUCCESS || !walk(field.value(), depth + 1))
-              return false;
-          }
-          return true;
-        }
-        case json_type::array: {
-          simdjson::ondemand::array a;
-          if (v.get_array().get(a) != simdjson::SUCCESS) return false;
-          for (auto element : a) {
-            simdjson::ondemand::value child;
-            if (element.get(child) != simdjson::SUCCESS || !walk(child, depth + 1)) return false;
-          }
-          return true;
-        }
-        case json_type::number:
-          return v.get_number().error() == simdjson::SUCCESS;
-        case json_type::string:
-          return v.get_string().error() == simdjson::SUCCESS;
-        case json_type::boolean:
-          return v.get_bool().error() == simdjson::SUCCESS;
-        case json_type::null:
-          return v.is_null().error() == simdjson::SUCCESS;
-      }
-      return false;
-    }
-  } walker{doc};
+
   simdjson::ondemand::value root;
-  if (doc.get_value().get(root) == simdjson::SUCCESS) walker.walk(root, 0);
+  if (doc.get_value().get(root) == simdjson::SUCCESS) walk(root, 0);
   // A whole value followed by more text fails only as a document: the
   // walk then stops short of the end, where current_location() points.
   const char* at = nullptr;
@@ -195,10 +196,9 @@ class Loader {
     bool seen = false;
     for (auto item : root) {
       simdjson::ondemand::field field;
-      if (std::move(item).get(field) != simdjson::SUCCESS)
-        return fail(current(doc), "unreadable key");
-      const char* at;
-      std::string_view key = key_text(field, &at);
+      std::string_view key;
+      const char* at = nullptr;
+      if (!open_field(std::move(item), doc, field, key, at)) return false;
       if (key != "routes")
         return fail(at, fmt::format("unknown key \"{}\" (the only key is \"routes\")", key));
       if (seen) return fail(at, "key \"routes\" given twice");
@@ -237,6 +237,17 @@ class Loader {
     return at;
   }
 
+  // Takes the field of an object's `item` and its key as written; false (with
+  // the error set) if it cannot be read.
+  template <typename Item>
+  bool open_field(Item&& item, simdjson::ondemand::document& doc, simdjson::ondemand::field& field,
+                  std::string_view& key, const char*& at) {
+    if (std::forward<Item>(item).get(field) != simdjson::SUCCESS)
+      return fail(current(doc), "unreadable key");
+    key = key_text(field, &at);
+    return true;
+  }
+
   bool fail(const char* at, std::string message) {
     error_ = fmt::format("{}:{}: {}", file_, position({text_.data(), text_.size()}, at), message);
     return false;
@@ -244,16 +255,17 @@ class Loader {
 
   bool load_route(simdjson::ondemand::document& doc, simdjson::ondemand::object& object,
                   const char* where, size_t index, FileRoute& route) {
-    bool has_method = false, has_path = false;
     int contents = 0;
     std::vector<std::string_view> keys;  // a key given twice is a mistake, not an override
+    auto has = [&keys](std::string_view key) {
+      return std::find(keys.begin(), keys.end(), key) != keys.end();
+    };
     for (auto item : object) {
       simdjson::ondemand::field field;
-      if (std::move(item).get(field) != simdjson::SUCCESS)
-        return fail(current(doc), "unreadable key");
-      const char* at;
-      std::string_view key = key_text(field, &at);
-      if (std::find(keys.begin(), keys.end(), key) != keys.end())
+      std::string_view key;
+      const char* at = nullptr;
+      if (!open_field(std::move(item), doc, field, key, at)) return false;
+      if (has(key))
         return fail(at, fmt::format("key \"{}\" given twice in routes[{}]", key, index));
       keys.push_back(key);
       simdjson::ondemand::value value = field.value();
@@ -262,7 +274,6 @@ class Loader {
         if (value.get_string().get(s) != simdjson::SUCCESS || (route.method = method_of(s)) < 0)
           return fail(at,
                       "\"method\" must be an HTTP method in capitals, such as \"GET\" or \"POST\"");
-        has_method = true;
       } else if (key == "path") {
         if (value.get_string().get(s) != simdjson::SUCCESS)
           return fail(at, "\"path\" must be a string");
@@ -275,7 +286,6 @@ class Loader {
                 at,
                 "\"path\" must be a plain path: no query, fragment, space or control character");
         route.path = s;
-        has_path = true;
       } else if (key == "status") {
         int64_t status;
         if (value.get_int64().get(status) != simdjson::SUCCESS)
@@ -313,8 +323,9 @@ class Loader {
                                     key, index));
       }
     }
-    if (!has_method) return fail(where, fmt::format("routes[{}]: missing key \"method\"", index));
-    if (!has_path) return fail(where, fmt::format("routes[{}]: missing key \"path\"", index));
+    if (!has("method"))
+      return fail(where, fmt::format("routes[{}]: missing key \"method\"", index));
+    if (!has("path")) return fail(where, fmt::format("routes[{}]: missing key \"path\"", index));
     if (contents != 1)
       return fail(
           where,

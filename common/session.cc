@@ -159,14 +159,17 @@ bool Session::feed(const char* data, size_t len, std::string& out) {
 // byte by a four-state matcher (the state is the length of the longest
 // suffix read so far that begins CRLF CRLF).
 void Session::feed_unparsed(const char* data, size_t len, std::string& out) {
-  static constexpr char kEnd[] = "\r\n\r\n";
+  // One byte of the matcher: the state after `c`, 4 on a match.
+  auto step = [](uint8_t state, char c) -> uint8_t {
+    return c == "\r\n\r\n"[state] ? state + 1 : (c == '\r' ? 1 : 0);
+  };
   const PreparedResponse& r = table_.route(0, Variant::keep_alive_11);
   const char* p = data;
   const char* end = data + len;
   size_t answered = 0;
   uint8_t matched = unparsed_matched_;
   for (; matched != 0 && p < end; ++p) {
-    matched = *p == kEnd[matched] ? matched + 1 : (*p == '\r' ? 1 : 0);
+    matched = step(matched, *p);
     if (matched == 4) {
       ++answered;
       matched = 0;
@@ -187,8 +190,7 @@ void Session::feed_unparsed(const char* data, size_t len, std::string& out) {
   // last three bytes that are not part of a match.
   if (from < end) {
     matched = 0;
-    for (const char* q = end - from > 3 ? end - 3 : from; q < end; ++q)
-      matched = *q == kEnd[matched] ? matched + 1 : (*q == '\r' ? 1 : 0);
+    for (const char* q = end - from > 3 ? end - 3 : from; q < end; ++q) matched = step(matched, *q);
   }
   unparsed_matched_ = matched;
   for (size_t i = 0; i < answered; ++i) out.append(r.bytes);
@@ -355,10 +357,9 @@ HELLO_CALLBACK int Session::on_headers_complete() {
   echo_ = route_ >= 0 && table_.echo(route_);
   if (echo_) {
     body_.clear();
-    // One allocation for the largest body so far; none once warm. The
-    // padding is what simdjson may read past the end.
-    // Only up to what a pooled session keeps: a header alone must not make
-    // the server set aside --max-body-bytes per connection.
+    // Room for the body and the padding simdjson may read past its end, but
+    // no more than a pooled session keeps: a header alone must not make the
+    // server set aside --max-body-bytes. Once warm this allocates nothing.
     if (parser_.flags & F_CONTENT_LENGTH)
       body_.reserve(std::min(static_cast<size_t>(parser_.content_length), kPooledBody) +
                     simdjson::SIMDJSON_PADDING);
@@ -456,11 +457,7 @@ HELLO_CALLBACK void Session::answer_with(const PreparedResponse& r, std::string_
   out_->append(r.bytes.data() + r.length_offset,
                r.head_length - static_cast<size_t>(r.length_offset));
   out_->append(body);
-  if (r.status < 300)
-    stats_.responses_2xx.add();
-  else
-    stats_.responses_4xx.add();
-  if (log_ != nullptr) log_answer(r, r.head_length + body.size(), true);
+  note_answer(r, r.head_length + body.size(), true);
 }
 
 // Out of line, so that the callback without a log saves no registers for it.
@@ -473,6 +470,11 @@ HELLO_CALLBACK void Session::answer_with(const PreparedResponse& r, std::string_
 HELLO_CALLBACK void Session::answer(const PreparedResponse& r, bool head_only, bool parsed) {
   size_t length = head_only ? r.head_length : r.bytes.size();
   out_->append(r.bytes.data(), length);
+  note_answer(r, length, parsed);
+}
+
+// Counts an answer of `length` bytes by its status class, and logs it.
+HELLO_CALLBACK void Session::note_answer(const PreparedResponse& r, size_t length, bool parsed) {
   if (r.status < 300)
     stats_.responses_2xx.add();
   else if (r.status < 500)

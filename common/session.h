@@ -95,6 +95,7 @@ class Session {
   void answer_echo(Variant v);
   // Appends the template `r` with `body` after its head.
   void answer_with(const PreparedResponse& r, std::string_view body);
+  void note_answer(const PreparedResponse& r, size_t length, bool parsed);
   void log_answer(const PreparedResponse& r, size_t length, bool parsed);
   void keep_target(const char* at, size_t len);
   // Answers `status` and closes; `malformed` counts it as a parse error.

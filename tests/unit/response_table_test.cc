@@ -1,6 +1,9 @@
 #include "response_table.h"
 
 #include <gtest/gtest.h>
+#include <llhttp.h>
+
+#include <vector>
 
 #include "test_persona.h"
 
@@ -94,6 +97,28 @@ TEST(ResponseTable, FindRouteIsExact) {
   EXPECT_EQ(t.find_route("/json"), 1);
   EXPECT_EQ(t.find_route("/json/"), -1);
   EXPECT_EQ(t.find_route(""), -1);
+}
+
+// A route file that adds a method to a persona path: that path's 405 lists
+// both, the persona's GET (with HEAD) and the file's POST.
+TEST(ResponseTable, AllowListsEveryMethodOfAPathSharedWithTheFile) {
+  std::vector<FileRoute> file(1);
+  file[0].method = HTTP_POST;
+  file[0].path = "/json";
+  file[0].content_type = "text/plain";
+  file[0].content = "posted";
+  TableOptions o;
+  o.routes = &file;
+  ResponseTable t(kTestPersona, o);
+  RouteMatch put = t.match("/json", HTTP_PUT);
+  EXPECT_EQ(put.route, -1);
+  ASSERT_TRUE(put.path_known);
+  std::string r = t.not_allowed(put.path_route, Variant::keep_alive_11).bytes;
+  EXPECT_NE(r.find("\r\nAllow: GET, POST, HEAD\r\n"), std::string::npos) << r;
+  // The persona's other path keeps the persona's line.
+  RouteMatch root = t.match("/", HTTP_PUT);
+  EXPECT_EQ(t.not_allowed(root.path_route, Variant::keep_alive_11).bytes,
+            t.error(405, Variant::keep_alive_11).bytes);
 }
 
 TEST(ResponseTable, KeepAliveOptionOverridesAlwaysClose) {
