@@ -4,10 +4,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cassert>
 #include <cstring>
 #include <utility>
 
+#include "check.h"
 #include "worker.h"
 
 namespace hello {
@@ -17,6 +17,10 @@ namespace {
 // Stop reading from a client while this much output waits for it, so a
 // client that sends but never reads cannot make us buffer without bound.
 constexpr size_t kMaxQueuedBytes = 1 << 20;
+
+// Stop reading while this much input waits behind an answer: the size of
+// one read, which holds hundreds of pipelined requests.
+constexpr size_t kMaxHeldBytes = 64 * 1024;
 
 // After our last response and FIN, wait this long for the client's FIN so
 // it reads the answer instead of a reset, then close anyway. Checked by the
@@ -30,6 +34,8 @@ constexpr uint64_t kDrainLingerMs = 200;
 // The longest numeric IPv6 address, with its terminating NUL.
 constexpr size_t kPeerSize = 46;
 
+constexpr uint64_t kNsPerMs = 1000000;
+
 // Fills `out` with the numeric address of the peer of `tcp`, or leaves it empty.
 void peer_name(const uv_tcp_t* tcp, char* out, size_t size) {
   struct sockaddr_storage ss;
@@ -41,6 +47,28 @@ void peer_name(const uv_tcp_t* tcp, char* out, size_t size) {
   else
     uv_ip4_name(reinterpret_cast<struct sockaddr_in*>(&ss), out, size);
 }
+
+using Phase = Connection::Phase;
+
+constexpr uint8_t bit(Phase p) {
+  return static_cast<uint8_t>(1u << static_cast<int>(p));
+}
+
+// Which phases each phase may move to (bit i: Phase i); closing is always allowed.
+constexpr uint8_t kNextPhases[] = {
+    // reading
+    static_cast<uint8_t>(bit(Phase::waiting) | bit(Phase::writing) | bit(Phase::ending)),
+    // waiting
+    static_cast<uint8_t>(bit(Phase::reading) | bit(Phase::ending)),
+    // writing
+    bit(Phase::reading),
+    // ending
+    bit(Phase::lingering),
+    // lingering
+    0,
+    // closing
+    0,
+};
 
 }  // namespace
 
@@ -54,17 +82,26 @@ struct ConnectionCallbacks {
     of(s)->on_read(nread, buf);
   }
   static void write(uv_write_t* req, int status) { of(req)->on_write(status); }
+  static void timer(Timer* t) { of(t)->on_timer(); }
   static void close(uv_handle_t* h) { of(h)->on_close(); }
 };
 
 Connection::Connection(Worker& worker)
-    : worker_(worker), peer_(worker.access_log() != nullptr ? new char[kPeerSize] : nullptr) {}
+    : worker_(worker), peer_(worker.access_log() != nullptr ? new char[kPeerSize] : nullptr) {
+  timer_.on_fire = ConnectionCallbacks::timer;
+  timer_.data = this;
+}
+
+void Connection::enter(Phase to) {
+  HELLO_CHECK(to == Phase::closing ? phase_ != Phase::closing
+                                   : (kNextPhases[static_cast<int>(phase_)] & bit(to)) != 0);
+  phase_ = to;
+}
 
 void Connection::start(uv_stream_t* server) {
-  int rc = uv_tcp_init(worker_.loop(), &tcp_);
-  assert(rc == 0);  // uv_tcp_init without a socket cannot fail on Unix
-  (void)rc;
+  HELLO_CHECK_UV(uv_tcp_init(worker_.loop(), &tcp_));  // cannot fail without a socket
   tcp_.data = this;
+  phase_ = Phase::reading;
   if (uv_accept(server, stream()) != 0) {
     close();
     return;
@@ -73,10 +110,9 @@ void Connection::start(uv_stream_t* server) {
 }
 
 void Connection::adopt(uv_os_sock_t fd) {
-  int rc = uv_tcp_init(worker_.loop(), &tcp_);
-  assert(rc == 0);
-  (void)rc;
+  HELLO_CHECK_UV(uv_tcp_init(worker_.loop(), &tcp_));
   tcp_.data = this;
+  phase_ = Phase::reading;
   if (uv_tcp_open(&tcp_, fd) != 0) {
     ::close(fd);
     close();
@@ -87,18 +123,20 @@ void Connection::adopt(uv_os_sock_t fd) {
 
 // The socket inherits TCP_NODELAY from the listener (see Worker).
 void Connection::begin() {
-  reading_ = peer_done_ = ending_ = shut_down_ = closing_ = draining_ = false;
+  HELLO_CHECK(heart_ == nullptr && pending_ == nullptr && held_ == nullptr && !timer_.active());
+  reading_ = peer_done_ = draining_ = read_since_check_ = clean_end_ = false;
   if (peer_) {
     peer_name(&tcp_, peer_.get(), kPeerSize);
     peer_length_ = static_cast<uint8_t>(strlen(peer_.get()));
   }
   start_reading();
-  if (closing_) return;
+  if (phase_ == Phase::closing) return;
   // A new connection has the header timeout to send its first request.
   deadline_ = uv_now(worker_.loop()) + worker_.options().header_timeout_ms;
 }
 
 void Connection::start_reading() {
+  if (reading_) return;
   if (uv_read_start(stream(), ConnectionCallbacks::alloc, ConnectionCallbacks::read) != 0) {
     close();
     return;
@@ -106,53 +144,48 @@ void Connection::start_reading() {
   reading_ = true;
 }
 
+void Connection::stop_reading() {
+  if (!reading_) return;
+  HELLO_CHECK_UV(uv_read_stop(stream()));
+  reading_ = false;
+}
+
 void Connection::close() {
-  if (closing_) return;
-  closing_ = true;
+  if (phase_ == Phase::closing) return;
+  enter(Phase::closing);
+  // Nothing fires on a closed connection.
+  worker_.timers().stop(&timer_);
   uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), ConnectionCallbacks::close);
 }
 
 void Connection::drain() {
-  if (closing_ || draining_) return;
+  if (phase_ == Phase::closing || draining_) return;
   draining_ = true;
   read_since_check_ = false;
   // Already waiting for the client's FIN: wait the shorter time.
   uint64_t end = uv_now(worker_.loop()) + kDrainLingerMs;
-  if (shut_down_ && deadline_ > end) deadline_ = end;
+  if (phase_ == Phase::lingering && deadline_ > end) deadline_ = end;
 }
 
 // libuv has called back a cancelled write, if any, before this.
 void Connection::on_close() {
-  assert(pending_ == nullptr);
-  detach_session();
+  HELLO_CHECK(pending_ == nullptr && !timer_.active());
+  release_held();
+  release_heart();
   worker_.release(this);
 }
 
 void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
-  if (closing_) return;
+  if (phase_ == Phase::closing) return;
   if (nread > 0) {
     read_since_check_ = true;
     worker_.stats().bytes_in.add(static_cast<uint64_t>(nread));
-    // Once the connection is ending, the client's remaining bytes are
-    // drained and ignored while our last response goes out.
-    if (ending_) return;
-    if (session_ == nullptr) {
-      session_ = worker_.acquire_session();
-      session_->reset({peer_.get(), peer_length_});
-      deadline_request_ = session_->requests_begun();
-    }
-    std::string& out = worker_.output();
-    if (!session_->feed(buf->base, static_cast<size_t>(nread), out)) ending_ = true;
-    set_read_deadline(false);
-    // Between requests the parser holds nothing worth keeping.
-    if (!ending_ && !session_->mid_request()) detach_session();
-    send_output();
-    if (closing_) return;
-    if (writing() && pending_->queued.size() + pending_->backlog.size() > kMaxQueuedBytes) {
-      uv_read_stop(stream());
-      reading_ = false;
-    }
-    finish_if_done();
+    if (phase_ == Phase::reading)
+      consume(buf->base, static_cast<size_t>(nread), false);
+    else if (phase_ == Phase::waiting)
+      hold(buf->base, static_cast<size_t>(nread));
+    // ending, lingering: the client's remaining bytes are drained and
+    // ignored while our last response goes out.
     return;
   }
   if (nread == 0) return;  // EAGAIN: nothing this time
@@ -161,18 +194,143 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
     return;
   }
   peer_done_ = true;
-  uv_read_stop(stream());
-  reading_ = false;
+  stop_reading();
+  // A client that leaves while its answer waits does not get it, as nginx
+  // treats a client that closes before its upstream answers: the wait is
+  // cancelled and everything is given back at once.
+  if (phase_ == Phase::waiting) {
+    close();
+    return;
+  }
   finish_if_done();
 }
 
-void Connection::detach_session() {
-  if (session_ == nullptr) return;
-  worker_.release_session(session_);
-  session_ = nullptr;
+void Connection::consume(const char* data, size_t len, bool held) {
+  bool was_partial = heart_ != nullptr;
+  if (heart_ == nullptr) {
+    heart_ = worker_.acquire_heart();
+    heart_->reset({peer_.get(), peer_length_});
+  }
+  Fed fed = heart_->feed(data, len, worker_.output());
+  after_feed(fed, data, len, held, was_partial);
 }
 
-// Sends what the session appended to the worker's output buffer, which is
+void Connection::after_feed(const Fed& fed, const char* data, size_t len, bool held,
+                            bool was_partial) {
+  switch (fed.next) {
+    case Fed::Next::read:
+      if (fed.partial) {
+        // A request began: it has the header timeout from now to complete.
+        if (!was_partial || fed.answered > 0) start_header_timer();
+      } else {
+        // Between requests the heart holds nothing worth keeping.
+        worker_.timers().stop(&timer_);
+        release_heart();
+        deadline_ = uv_now(worker_.loop()) + worker_.options().keep_alive_timeout_ms;
+      }
+      if (held) release_held();
+      break;
+    case Fed::Next::later:
+      enter(Phase::waiting);
+      worker_.timers().start(&timer_, fed.delay_us * 1000);
+      if (held)
+        held_->offset += fed.consumed;
+      else if (fed.consumed < len)
+        hold(data + fed.consumed, len - fed.consumed);
+      break;
+    case Fed::Next::close:
+      if (held) release_held();
+      end(fed.clean_end);
+      break;
+  }
+  send_output();
+  if (phase_ == Phase::closing) return;
+  if (phase_ == Phase::reading) {
+    if (writing() && pending_->queued.size() + pending_->backlog.size() > kMaxQueuedBytes) {
+      worker_.timers().stop(&timer_);
+      stop_reading();
+      enter(Phase::writing);
+    } else if (held_ == nullptr && !peer_done_) {
+      start_reading();
+      if (phase_ == Phase::closing) return;
+    }
+  }
+  finish_if_done();
+}
+
+void Connection::start_header_timer() {
+  worker_.timers().start(&timer_, worker_.options().header_timeout_ms * kNsPerMs);
+}
+
+void Connection::hold(const char* data, size_t len) {
+  if (held_ == nullptr) held_ = worker_.acquire_held();
+  HeldInput& h = *held_;
+  if (h.offset == h.bytes.size()) {
+    h.bytes.clear();
+    h.offset = 0;
+  }
+  h.bytes.append(data, len);
+  // A client pipelining far ahead waits in its socket buffer instead.
+  if (h.size() >= kMaxHeldBytes) stop_reading();
+}
+
+void Connection::release_held() {
+  if (held_ == nullptr) return;
+  worker_.release_held(std::exchange(held_, nullptr));
+}
+
+void Connection::release_heart() {
+  if (heart_ == nullptr) return;
+  worker_.release_heart(std::exchange(heart_, nullptr));
+}
+
+void Connection::on_timer() {
+  if (phase_ == Phase::waiting) {
+    answer_waiting();
+    return;
+  }
+  // The header deadline of the request in progress has passed: 408.
+  HELLO_CHECK(phase_ == Phase::reading && heart_ != nullptr);
+  heart_->time_out(worker_.output());
+  release_held();
+  end(false);
+  send_output();
+  if (phase_ != Phase::closing) finish_if_done();
+}
+
+void Connection::answer_waiting() {
+  HELLO_CHECK(heart_ != nullptr);
+  Fed fed = heart_->resume(worker_.output());
+  if (fed.next == Fed::Next::close) {
+    bool clean = fed.clean_end && (held_ == nullptr || held_->size() == 0);
+    release_held();
+    end(clean);
+    send_output();
+    if (phase_ != Phase::closing) finish_if_done();
+    return;
+  }
+  enter(Phase::reading);
+  resume_input();
+}
+
+// After a waiting answer: what arrived behind it is parsed now, and its
+// answers leave in the same write as the waiting one.
+void Connection::resume_input() {
+  if (held_ != nullptr && held_->size() > 0) {
+    consume(held_->bytes.data() + held_->offset, held_->size(), true);
+    return;
+  }
+  release_held();
+  after_feed(Fed{}, nullptr, 0, false, false);
+}
+
+void Connection::end(bool clean) {
+  worker_.timers().stop(&timer_);
+  clean_end_ = clean;
+  enter(Phase::ending);
+}
+
+// Sends what the heart appended to the worker's output buffer, which is
 // empty again afterwards.
 void Connection::send_output() {
   std::string& out = worker_.output();
@@ -211,7 +369,7 @@ void Connection::write_queued() {
 }
 
 void Connection::on_write(int status) {
-  if (closing_ || status < 0) {
+  if (phase_ == Phase::closing || status < 0) {
     // Cancelled by close(), or the write failed.
     worker_.release_write(std::exchange(pending_, nullptr));
     close();
@@ -224,17 +382,18 @@ void Connection::on_write(int status) {
     return;
   }
   worker_.release_write(std::exchange(pending_, nullptr));
-  if (!reading_ && !peer_done_ && !shut_down_) {
+  if (phase_ == Phase::writing) {
+    enter(Phase::reading);
     start_reading();
-    if (closing_) return;
+    if (phase_ == Phase::closing) return;
     // The client's bytes waited in the socket while we did not read: its
     // deadlines and the drain check start over from now.
     read_since_check_ = true;
-    set_read_deadline(true);
-  } else {
-    // Idle from the moment the last answer was out, not from the last read.
-    set_read_deadline(false);
+    if (heart_ != nullptr) start_header_timer();
   }
+  // Idle from the moment the last answer was out, not from the last read.
+  if (phase_ == Phase::reading && heart_ == nullptr)
+    deadline_ = uv_now(worker_.loop()) + worker_.options().keep_alive_timeout_ms;
   finish_if_done();
 }
 
@@ -242,7 +401,7 @@ void Connection::on_write(int status) {
 // socket with unread input sends a reset, which can destroy our last answer
 // before the client reads it.
 bool Connection::unread_input() {
-  if (session_ == nullptr || !session_->clean_end()) return true;
+  if (!clean_end_) return true;
   uv_os_fd_t fd;
   int pending = 0;
   if (uv_fileno(reinterpret_cast<uv_handle_t*>(&tcp_), &fd) != 0) return true;
@@ -253,61 +412,54 @@ bool Connection::unread_input() {
 // client is gone or sent nothing we did not read (as nginx does), else with
 // a FIN and a bounded wait for the client's own.
 void Connection::finish_if_done() {
-  if (closing_ || writing()) return;
-  if (peer_done_ || (ending_ && !shut_down_ && !unread_input())) {
+  if (phase_ == Phase::closing || writing()) return;
+  if (peer_done_) {
     close();
     return;
   }
-  if (!ending_ || shut_down_) return;
+  if (phase_ != Phase::ending) return;
+  if (!unread_input()) {
+    close();
+    return;
+  }
   uv_os_fd_t fd;
   if (uv_fileno(reinterpret_cast<uv_handle_t*>(&tcp_), &fd) != 0 || ::shutdown(fd, SHUT_WR) != 0) {
     close();
     return;
   }
-  shut_down_ = true;
+  enter(Phase::lingering);
   deadline_ = uv_now(worker_.loop()) + (draining_ ? kDrainLingerMs : kLingerMs);
 }
 
-// A request in progress must be complete within the header timeout of its
-// first byte; between requests the keep-alive timeout runs from the last read.
-void Connection::set_read_deadline(bool restart) {
-  uint64_t now = uv_now(worker_.loop());
-  if (!mid_request()) {
-    deadline_ = now + worker_.options().keep_alive_timeout_ms;
-  } else if (restart || session_->requests_begun() != deadline_request_) {
-    deadline_request_ = session_->requests_begun();
-    deadline_ = now + worker_.options().header_timeout_ms;
-  }
-}
-
-// True if nothing is left to check: the connection is closing, or it has
-// sent its FIN and only waits for the client's (closed here once that wait
-// is over).
-bool Connection::ended(uint64_t now_ms) {
-  if (shut_down_ && !closing_ && now_ms >= deadline_) close();
-  return closing_ || shut_down_;
-}
-
 void Connection::check_deadlines(uint64_t now_ms) {
-  if (ended(now_ms)) return;
+  switch (phase_) {
+    case Phase::closing:
+      return;
+    case Phase::lingering:
+      if (now_ms >= deadline_) close();
+      return;
+    default:
+      break;
+  }
   if (writing()) {
     if (now_ms >= pending_->deadline) close();  // the client does not read
     return;
   }
-  if (now_ms < deadline_ || ending_) return;
-  if (mid_request()) {
-    session_->time_out(worker_.output());
-    send_output();
-    if (closing_) return;
+  // Idle too long between requests (or before the first): FIN.
+  if (phase_ == Phase::reading && heart_ == nullptr && now_ms >= deadline_) {
+    end(false);
+    finish_if_done();
   }
-  ending_ = true;
-  finish_if_done();
 }
 
 void Connection::check_drain(uint64_t now_ms) {
-  if (ended(now_ms)) return;
-  if (!read_since_check_ && !writing() && !mid_request() && !ending_) {
-    ending_ = true;
+  if (phase_ == Phase::closing) return;
+  if (phase_ == Phase::lingering) {
+    if (now_ms >= deadline_) close();
+    return;
+  }
+  if (!read_since_check_ && !writing() && phase_ == Phase::reading && heart_ == nullptr) {
+    end(false);
     finish_if_done();
   }
   read_since_check_ = false;

@@ -1,12 +1,20 @@
-// One accepted TCP connection: the thin libuv adapter around a Session.
+// One accepted TCP connection: the thin libuv adapter around a Heart.
 // Reads go through the worker's shared buffer; the responses of one read
 // leave in one write, and only what the kernel did not take is copied and
 // queued. Connections are recycled by their worker, never freed per request.
 //
+// A connection's life is one Phase (docs/architecture.md draws it):
+//
+//   reading --> waiting --> reading        an answer waits on the worker's timer
+//   reading --> writing --> reading        the client reads too slowly: reading pauses
+//   reading | waiting --> ending --> lingering --> closing
+//                                          last answer, then FIN, then the client's FIN
+//   any phase --> closing                  uv_close; the worker gets it back in on_close
+//
 // An idle connection holds little more than its libuv handle: the parser
-// state (a Session) and the state of a write the kernel did not take at
-// once (a PendingWrite) are borrowed from the worker's pools while they are
-// needed and given back as soon as they are not.
+// state (a Heart), a write the kernel did not take at once (PendingWrite)
+// and input held behind a waiting answer (HeldInput) are borrowed from the
+// worker's pools while they are needed and given back as soon as they are not.
 #pragma once
 
 #include <uv.h>
@@ -14,7 +22,8 @@
 #include <memory>
 #include <string>
 
-#include "session.h"
+#include "heart.h"
+#include "timer_queue.h"
 
 namespace hello {
 
@@ -28,8 +37,35 @@ struct PendingWrite {
   uint64_t deadline = 0;  // loop time by which the write must complete
 };
 
+// Input read but not parsed: what followed a request whose answer waits.
+struct HeldInput {
+  std::string bytes;
+  size_t offset = 0;  // bytes before it are parsed
+
+  size_t size() const { return bytes.size() - offset; }
+};
+
 class Connection {
  public:
+  enum class Phase : uint8_t {
+    // Parsing requests as they arrive and answering them at once. Without
+    // a request in progress the keep-alive (or first-request) deadline runs
+    // on the worker's sweep; with one, the header deadline on the timer.
+    reading,
+    // An answer waits on the timer. Input is held, not parsed; no header
+    // deadline runs.
+    waiting,
+    // Output waits for a client that reads too slowly: reading pauses until
+    // it drains (the send timeout runs on the sweep).
+    writing,
+    // The last answer is produced: once it is written, FIN or close.
+    ending,
+    // FIN sent; the sweep closes the connection if the client's does not come.
+    lingering,
+    // uv_close called; the worker gets the connection back in on_close.
+    closing,
+  };
+
   explicit Connection(Worker& worker);
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -41,16 +77,18 @@ class Connection {
   void adopt(uv_os_sock_t fd);
   // Closes the handle; the worker gets the connection back in on_close.
   void close();
-  // Graceful stop: answer what the client has sent, then close once the
-  // connection has been idle for a moment (see check_drain()).
+  // Graceful stop: answer what the client has sent (waiting answers
+  // included), then close once the connection has been idle for a moment
+  // (see check_drain()).
   void drain();
-  // Closes the connection if a deadline has passed: 408 for a request that
-  // did not arrive in time, a FIN when idle, a plain close when the client
-  // does not read what we send, and the end of the wait after our FIN.
+  // The worker's once-a-second sweep: the keep-alive and first-request
+  // deadlines, the send timeout and the end of the wait after our FIN.
   void check_deadlines(uint64_t now_ms);
   // While draining, called every few tens of milliseconds: a connection
   // that read nothing since the last call and owes nothing is closed.
   void check_drain(uint64_t now_ms);
+
+  Phase phase() const { return phase_; }
 
   // The worker's intrusive list of live connections.
   Connection* prev = nullptr;
@@ -61,36 +99,54 @@ class Connection {
 
   uv_stream_t* stream() { return reinterpret_cast<uv_stream_t*>(&tcp_); }
   bool writing() const { return pending_ != nullptr; }
-  bool mid_request() const { return session_ != nullptr && session_->mid_request(); }
+  // Every phase change goes through here and is checked.
+  void enter(Phase to);
   void begin();
   void on_read(ssize_t nread, const uv_buf_t* buf);
   void on_write(int status);
+  void on_timer();
   void on_close();
   void start_reading();
+  void stop_reading();
+  // Feeds input to the heart and carries out what it decides; `held`:
+  // the input is held_'s own.
+  void consume(const char* data, size_t len, bool held);
+  void after_feed(const Fed& fed, const char* data, size_t len, bool held, bool was_partial);
+  // The waiting answer is due.
+  void answer_waiting();
+  // Keeps input that cannot be parsed yet.
+  void hold(const char* data, size_t len);
+  // Parses what was held, or reads again once nothing is.
+  void resume_input();
+  void release_held();
+  void release_heart();
+  void end(bool clean);
   void send_output();
   void send(const std::string& out);
   void write_queued();
-  void detach_session();
   void finish_if_done();
-  bool ended(uint64_t now_ms);
   bool unread_input();
-  // `restart`: a request in progress gets a fresh header deadline too.
-  void set_read_deadline(bool restart);
+  void start_header_timer();
 
   Worker& worker_;
-  Session* session_ = nullptr;       // borrowed while a request is in progress
+  Heart* heart_ = nullptr;           // borrowed while a request is in progress or waits
   PendingWrite* pending_ = nullptr;  // borrowed while a write is in flight
-  // Loop time: the header or keep-alive deadline, or once we have sent our
-  // FIN, the end of the wait for the client's.
+  HeldInput* held_ = nullptr;        // borrowed while input waits behind an answer
+  // reading: the header deadline of the request in progress; waiting: the
+  // time of the answer.
+  Timer timer_;
+  // Loop time: reading without a request in progress, the keep-alive or
+  // first-request deadline; lingering, the end of the wait for the client's FIN.
   uint64_t deadline_ = 0;
-  uint64_t deadline_request_ = 0;  // the request deadline_ belongs to
+  Phase phase_ = Phase::closing;
+  // Orthogonal facts: whether libuv reads for us, whether the client sent
+  // EOF, whether the worker is stopping, and activity for the drain check.
   bool reading_ = false;
-  bool peer_done_ = false;  // the client sent EOF
-  bool ending_ = false;     // nothing more will be answered
-  bool shut_down_ = false;  // we sent FIN
-  bool closing_ = false;
+  bool peer_done_ = false;
   bool draining_ = false;
   bool read_since_check_ = false;
+  // ending: the closing request ended exactly where the input did.
+  bool clean_end_ = false;
   uint8_t peer_length_ = 0;
   uv_tcp_t tcp_;
   // The client's address, for the access log; allocated only with the log.

@@ -84,7 +84,7 @@ ResponseTable::ResponseTable(const Persona& persona, const TableOptions& options
     std::string extra;
     for (const auto& [name, value] : f.headers) extra += fmt::format("{}: {}\r\n", name, value);
     bool echo = f.kind == FileRoute::Kind::echo;
-    routes_.push_back({f.path, f.method, echo});
+    routes_.push_back({f.path, f.method, echo, f.delay_us});
     add(persona, f.status, Body{f.content_type, f.content, extra}, false, echo, responses_);
   }
   std::string text;

@@ -86,6 +86,8 @@ class ResponseTable {
   }
   // True for a route that answers with the request's JSON, minified.
   bool echo(int route) const { return routes_[route].echo; }
+  // How long the route's answer waits, in microseconds (0: it does not).
+  uint64_t delay_us(int route) const { return routes_[route].delay_us; }
   // The 400 template for a body that is not JSON (keep-alive rules apply).
   const PreparedResponse& invalid_json(Variant v) const {
     return invalid_json_[static_cast<int>(v)];
@@ -110,6 +112,7 @@ class ResponseTable {
     std::string path;
     int method;
     bool echo;
+    uint64_t delay_us = 0;
     int not_allowed = -1;  // this path's 405 in not_allowed_, or -1: the persona's
   };
 

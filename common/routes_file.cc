@@ -10,6 +10,7 @@
 #include <cstring>
 #include <utility>
 
+#include "duration.h"
 #include "session.h"
 
 namespace hello {
@@ -182,12 +183,13 @@ std::string_view key_text(simdjson::ondemand::field& field, const char** at) {
 class Loader {
  public:
   Loader(const std::string& file, simdjson::padded_string& json, simdjson::dom::element dom,
-         std::string_view default_type, std::string_view persona_head)
+         std::string_view default_type, std::string_view persona_head, uint64_t max_delay_us)
       : file_(file),
         text_(json),
         dom_(dom),
         default_type_(default_type),
-        persona_head_(persona_head) {}
+        persona_head_(persona_head),
+        max_delay_us_(max_delay_us) {}
 
   bool load(simdjson::ondemand::document& doc, std::vector<FileRoute>& routes) {
     simdjson::ondemand::object root;
@@ -312,6 +314,15 @@ class Loader {
         route.content = simdjson::minify(json);
         route.kind = FileRoute::Kind::json;
         ++contents;
+      } else if (key == "delay") {
+        std::string why;
+        if (value.get_string().get(s) != simdjson::SUCCESS)
+          return fail(at, "\"delay\" must be a string such as \"250us\", \"10ms\" or \"1.5s\"");
+        if (!parse_duration(s, route.delay_us, why))
+          return fail(at, fmt::format("bad \"delay\" \"{}\": {}", s, why));
+        if (route.delay_us > max_delay_us_)
+          return fail(at, fmt::format("\"delay\" {} is over --max-delay {}", s,
+                                      format_duration(max_delay_us_)));
       } else if (key == "echo") {
         if (value.get_string().get(s) != simdjson::SUCCESS || s != "json")
           return fail(at, "\"echo\" must be \"json\"");
@@ -319,7 +330,7 @@ class Loader {
         ++contents;
       } else {
         return fail(at, fmt::format("unknown key \"{}\" in routes[{}] (known: method, path, "
-                                    "status, headers, body, json, echo)",
+                                    "status, headers, body, json, echo, delay)",
                                     key, index));
       }
     }
@@ -387,14 +398,15 @@ class Loader {
   simdjson::dom::element dom_;  // the same file, validated whole
   std::string_view default_type_;
   std::string_view persona_head_;
+  uint64_t max_delay_us_;
   std::string error_;
 };
 
 }  // namespace
 
 bool load_routes(const std::string& path, std::string_view default_type,
-                 std::string_view persona_head, std::vector<FileRoute>& routes,
-                 std::string& error) {
+                 std::string_view persona_head, std::vector<FileRoute>& routes, std::string& error,
+                 uint64_t max_delay_us) {
   simdjson::padded_string json;
   errno = 0;
   if (simdjson::padded_string::load(path).get(json) != simdjson::SUCCESS) {
@@ -423,7 +435,7 @@ bool load_routes(const std::string& path, std::string_view default_type,
     error = fmt::format("{}: cannot parse", path);
     return false;
   }
-  Loader loader(path, json, tree, default_type, persona_head);
+  Loader loader(path, json, tree, default_type, persona_head, max_delay_us);
   routes.clear();
   if (!loader.load(doc, routes)) {
     error = loader.error();

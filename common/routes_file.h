@@ -3,6 +3,7 @@
 // ready-to-build responses once, at startup; docs/routes.md describes it.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -21,7 +22,8 @@ struct FileRoute {
   std::vector<std::pair<std::string, std::string>> headers;
   std::string content_type;  // as given, or the default for the kind
   Kind kind = Kind::body;
-  std::string content;  // the body bytes, or the minified JSON; empty for echo
+  std::string content;    // the body bytes, or the minified JSON; empty for echo
+  uint64_t delay_us = 0;  // the answer waits this long ("delay"); 0: at once
 };
 
 // Reads and checks `path`. On success fills `routes` and returns true; on
@@ -30,7 +32,9 @@ struct FileRoute {
 // `default_type` is the Content-Type of a "body" route that gives none;
 // `persona_head` is the persona's header template, whose headers a route
 // may not send again.
+// A route's "delay" may not exceed `max_delay_us` (--max-delay).
 bool load_routes(const std::string& path, std::string_view default_type,
-                 std::string_view persona_head, std::vector<FileRoute>& routes, std::string& error);
+                 std::string_view persona_head, std::vector<FileRoute>& routes, std::string& error,
+                 uint64_t max_delay_us = UINT64_MAX);
 
 }  // namespace hello

@@ -20,6 +20,7 @@
 
 #include "access_log.h"
 #include "control.h"
+#include "duration.h"
 #include "persona.h"
 #include "stats_report.h"
 #include "worker.h"
@@ -52,6 +53,7 @@ struct Options {
   double header_timeout = 10;
   int keep_alive_timeout = -1;  // the persona's
   double send_timeout = 30;
+  std::string max_delay = "60s";  // --max-delay, a duration
 };
 
 // Usage errors exit 2, like getopt-based tools; startup failures exit 1.
@@ -179,6 +181,10 @@ int run(const Persona& persona, int argc, char** argv) {
                  "Seconds an idle keep-alive connection stays open (the framework's default)")
       ->capture_default_str()
       ->check(CLI::Range(1, 86400));
+  app.add_option("--max-delay", opt.max_delay,
+                 "The longest a route's \"delay\" may make an answer wait (us, ms or s)")
+      ->capture_default_str()
+      ->type_name("DURATION");
   app.add_option("--send-timeout", opt.send_timeout,
                  "Seconds a client may leave our output unread before it is closed")
       ->capture_default_str()
@@ -201,12 +207,20 @@ int run(const Persona& persona, int argc, char** argv) {
                name);
     return kExitUsage;
   }
+  uint64_t max_delay_us = 0;
+  std::string why;
+  if (!parse_duration(opt.max_delay, max_delay_us, why)) {
+    fmt::print(stderr,
+               "{}: --max-delay: bad duration \"{}\": {} (usage: {} [OPTIONS], see --help)\n", name,
+               opt.max_delay, why, name);
+    return kExitUsage;
+  }
   if (!opt.routes_path.empty()) {
     // A "body" route without a Content-Type gets the persona's text type.
     std::string_view text_type =
         persona.routes.empty() ? "text/plain; charset=utf-8" : persona.routes[0].body.content_type;
     std::string error;
-    if (!load_routes(opt.routes_path, text_type, persona.head, opt.routes, error)) {
+    if (!load_routes(opt.routes_path, text_type, persona.head, opt.routes, error, max_delay_us)) {
       fmt::print(stderr, "{}: {}\n", name, error);
       return kExitUsage;
     }

@@ -1,13 +1,13 @@
 #include "session.h"
 
-#include <simdjson.h>
-
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <cassert>
 #include <charconv>
 #include <cstring>
+
+#include "check.h"
+#include "json_echo.h"
 
 // The parser's callbacks are used only here, through the trampolines below:
 // one call from llhttp instead of two.
@@ -104,23 +104,46 @@ void Session::reset(std::string_view peer) {
   llhttp_init(&parser_, HTTP_REQUEST, &kSettings);
   parser_.data = this;
   peer_ = peer;
-  closing_ = false;
-  clean_end_ = false;
-  mid_request_ = false;
+  state_ = State::idle;
   error_status_ = 0;
   tail_after_line_end_ = false;
-  unparsed_matched_ = 0;
   // A pooled session keeps a modest echo buffer, not the largest body ever.
   if (body_.capacity() > kPooledBody) std::string().swap(body_);
 }
 
-bool Session::feed(const char* data, size_t len, std::string& out) {
-  if (closing_) return false;
-  if (table_.policy().no_parsing) {
-    feed_unparsed(data, len, out);
-    return true;
+// Which states each state may move to (bit i: State i).
+namespace {
+constexpr uint8_t bit(Session::State s) {
+  return static_cast<uint8_t>(1u << static_cast<int>(s));
+}
+constexpr uint8_t kNextStates[] = {
+    // idle: a request begins, or bytes that begin none are rejected.
+    static_cast<uint8_t>(bit(Session::State::in_request) | bit(Session::State::closed)),
+    // in_request: answered, answered later, or the last answer.
+    static_cast<uint8_t>(bit(Session::State::idle) | bit(Session::State::deferred) |
+                         bit(Session::State::closed)),
+    // deferred: the waiting answer went out, and it was or was not the last.
+    static_cast<uint8_t>(bit(Session::State::idle) | bit(Session::State::closed)),
+    // closed: the end.
+    0,
+};
+}  // namespace
+
+void Session::enter(State to) {
+  HELLO_CHECK(kNextStates[static_cast<int>(state_)] & bit(to));
+  state_ = to;
+}
+
+Fed Session::feed(const char* data, size_t len, std::string& out) {
+  Fed fed;
+  fed.consumed = len;
+  if (state_ == State::closed) {
+    fed.next = Fed::Next::close;
+    return fed;
   }
+  HELLO_CHECK(state_ != State::deferred);  // resume() comes first
   out_ = &out;
+  answered_ = 0;
   feed_begin_ = data;
   feed_end_ = data + len;
   llhttp_errno_t err = llhttp_execute(&parser_, data, len);
@@ -131,11 +154,20 @@ bool Session::feed(const char* data, size_t len, std::string& out) {
   if (p > feed_begin_) tail_after_line_end_ = p[-1] == '\n';
   if (err != HPE_OK) {
     if (err == HPE_PAUSED) {
-      // on_message_complete() paused after a closing response.
-      clean_end_ = llhttp_get_error_pos(&parser_) == feed_end_;
+      // on_message_complete() paused: after a closing response, or before
+      // an answer that waits. Parsing stopped where that request ended.
+      const char* at = llhttp_get_error_pos(&parser_);
+      if (state_ == State::deferred) {
+        fed.next = Fed::Next::later;
+        fed.consumed = static_cast<size_t>(at - data);
+        fed.delay_us = delay_us_;
+        deferred_clean_end_ = at == feed_end_;
+      } else {
+        fed.clean_end = at == feed_end_;
+      }
     } else if (err == HPE_PAUSED_UPGRADE) {
       // CONNECT was answered; what follows would be a tunnel.
-      closing_ = true;
+      if (state_ != State::closed) enter(State::closed);
     } else {
       int status = error_status_;
       if (status == 0) {
@@ -150,56 +182,36 @@ bool Session::feed(const char* data, size_t len, std::string& out) {
     }
   }
   out_ = nullptr;
-  return !closing_;
+  fed.answered = answered_;
+  if (state_ == State::closed)
+    fed.next = Fed::Next::close;
+  else if (state_ == State::in_request)
+    fed.partial = true;
+  return fed;
 }
 
-// hello-floor: the cost of a server that does no HTTP work. A request is
-// whatever ends in CRLF CRLF. memchr finds each LF and the three bytes
-// before it are compared; a match that straddles reads is finished byte by
-// byte by a four-state matcher (the state is the length of the longest
-// suffix read so far that begins CRLF CRLF).
-void Session::feed_unparsed(const char* data, size_t len, std::string& out) {
-  // One byte of the matcher: the state after `c`, 4 on a match.
-  auto step = [](uint8_t state, char c) -> uint8_t {
-    return c == "\r\n\r\n"[state] ? state + 1 : (c == '\r' ? 1 : 0);
-  };
-  const PreparedResponse& r = table_.route(0, Variant::keep_alive_11);
-  const char* p = data;
-  const char* end = data + len;
-  size_t answered = 0;
-  uint8_t matched = unparsed_matched_;
-  for (; matched != 0 && p < end; ++p) {
-    matched = step(matched, *p);
-    if (matched == 4) {
-      ++answered;
-      matched = 0;
-    }
+Fed Session::resume(std::string& out) {
+  HELLO_CHECK(state_ == State::deferred);
+  out_ = &out;
+  answered_ = 0;
+  answer_request(deferred_.variant, deferred_.head);
+  out_ = nullptr;
+  Fed fed;
+  fed.answered = answered_;
+  fed.consumed = 0;
+  if (deferred_.keep_alive) {
+    enter(State::idle);
+    llhttp_resume(&parser_);
+  } else {
+    enter(State::closed);
+    fed.next = Fed::Next::close;
+    fed.clean_end = deferred_clean_end_;
   }
-  // Bytes before `from` belong to a match already counted or to no match.
-  const char* from = p;
-  while (p < end) {
-    const char* lf = static_cast<const char*>(memchr(p, '\n', static_cast<size_t>(end - p)));
-    if (lf == nullptr) break;
-    if (lf - from >= 3 && lf[-1] == '\r' && lf[-2] == '\n' && lf[-3] == '\r') {
-      ++answered;
-      from = lf + 1;
-    }
-    p = lf + 1;
-  }
-  // Past the straddling match (if any), the state depends only on the
-  // last three bytes that are not part of a match.
-  if (from < end) {
-    matched = 0;
-    for (const char* q = end - from > 3 ? end - 3 : from; q < end; ++q) matched = step(matched, *q);
-  }
-  unparsed_matched_ = matched;
-  for (size_t i = 0; i < answered; ++i) out.append(r.bytes);
-  stats_.requests.add(answered);
-  stats_.responses_2xx.add(answered);
+  return fed;
 }
 
 void Session::time_out(std::string& out) {
-  if (closing_) return;
+  if (state_ == State::closed) return;
   out_ = &out;
   fail(408, false);
   out_ = nullptr;
@@ -211,8 +223,7 @@ int Session::reject(int status) {
 }
 
 HELLO_CALLBACK int Session::on_message_begin() {
-  mid_request_ = true;
-  ++requests_begun_;
+  enter(State::in_request);
   path_length_ = 0;
   target_length_ = 0;
   path_done_ = false;
@@ -362,7 +373,7 @@ HELLO_CALLBACK int Session::on_headers_complete() {
     // server set aside --max-body-bytes. Once warm this allocates nothing.
     if (parser_.flags & F_CONTENT_LENGTH)
       body_.reserve(std::min(static_cast<size_t>(parser_.content_length), kPooledBody) +
-                    simdjson::SIMDJSON_PADDING);
+                    kJsonPadding);
   }
   // We never switch protocols: an Upgrade header (curl --http2 sends
   // "Upgrade: h2c") is ignored and the connection goes on as HTTP/1.1.
@@ -392,6 +403,28 @@ HELLO_CALLBACK int Session::on_message_complete() {
   Variant v = variant_of(http11, keep_alive);
   bool head = method == HTTP_HEAD;
 
+  // A route with a delay is answered later: parsing pauses here, and
+  // resume() sends the answer.
+  if (route_ >= 0 && !expect_unknown_) {
+    uint64_t delay = table_.delay_us(route_);
+    if (delay > 0) {
+      deferred_ = {v, head, keep_alive};
+      delay_us_ = delay;
+      enter(State::deferred);
+      return HPE_PAUSED;
+    }
+  }
+  answer_request(v, head);
+  if (keep_alive) {
+    enter(State::idle);
+    return 0;
+  }
+  enter(State::closed);
+  // Stop here: nothing after a closing response is answered.
+  return HPE_PAUSED;
+}
+
+HELLO_CALLBACK void Session::answer_request(Variant v, bool head) {
   stats_.requests.add();
   if (expect_unknown_)
     answer(table_.error(417, v), head, true);
@@ -403,50 +436,11 @@ HELLO_CALLBACK int Session::on_message_complete() {
     answer_echo(v);
   else
     answer(table_.route(route_, v), head, true);
-
-  mid_request_ = false;
-  if (keep_alive) return 0;
-  closing_ = true;
-  // Stop here: nothing after a closing response is answered.
-  return HPE_PAUSED;
 }
-
-namespace {
-
-// The parser and output space of JSON echo routes, one per worker thread.
-// Both grow to the largest body seen and are reused: no allocation per
-// request once warm.
-struct JsonScratch {
-  simdjson::dom::parser parser;
-  std::string minified;
-};
-
-JsonScratch& json_scratch() {
-  thread_local JsonScratch scratch;
-  return scratch;
-}
-
-}  // namespace
 
 void Session::answer_echo(Variant v) {
-  JsonScratch& js = json_scratch();
-  size_t n = body_.size();
-  body_.reserve(n + simdjson::SIMDJSON_PADDING);  // readable padding, as simdjson requires
-  simdjson::error_code err = js.parser.parse(body_.data(), n, false).error();
-  if (err != simdjson::SUCCESS) {
-    // One line saying why, as simdjson words it.
-    js.minified.assign("invalid JSON: ");
-    js.minified.append(simdjson::error_message(err));
-    js.minified.push_back('\n');
-    answer_with(table_.invalid_json(v), js.minified);
-    return;
-  }
-  if (js.minified.size() < n) js.minified.resize(n);
-  size_t length = 0;
-  err = simdjson::minify(body_.data(), n, js.minified.data(), length);
-  assert(err == simdjson::SUCCESS);  // the parser has just accepted the same bytes
-  (void)err;
-  answer_with(table_.route(route_, v), {js.minified.data(), length});
+  EchoResult echo = echo_json(body_);
+  answer_with(echo.ok ? table_.route(route_, v) : table_.invalid_json(v), echo.text);
 }
 
 HELLO_CALLBACK void Session::answer_with(const PreparedResponse& r, std::string_view body) {
@@ -475,6 +469,7 @@ HELLO_CALLBACK void Session::answer(const PreparedResponse& r, bool head_only, b
 
 // Counts an answer of `length` bytes by its status class, and logs it.
 HELLO_CALLBACK void Session::note_answer(const PreparedResponse& r, size_t length, bool parsed) {
+  ++answered_;
   if (r.status < 300)
     stats_.responses_2xx.add();
   else if (r.status < 500)
@@ -495,8 +490,7 @@ void Session::fail(int status, bool malformed) {
   if (malformed) stats_.parse_errors.add();
   bool http10 = parser_.http_major == 1 && parser_.http_minor == 0;
   answer(table_.error(status, variant_of(!http10, false)), false, false);
-  mid_request_ = false;
-  closing_ = true;
+  enter(State::closed);
 }
 
 }  // namespace hello

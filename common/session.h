@@ -1,8 +1,8 @@
-// The socket-free heart: request bytes in, response bytes out. It owns the
+// The HTTP/1 heart: request bytes in, response bytes out. It owns the
 // llhttp parser of one connection, enforces the request limits, routes each
-// complete request to a prebuilt response and decides whether the
-// connection stays open. It knows nothing of libuv, so unit tests and the
-// fuzzer drive it directly.
+// complete request to a prebuilt response, and decides whether the
+// connection stays open and whether an answer waits (a route's delay). It
+// knows nothing of libuv, so unit tests and the fuzzer drive it directly.
 #pragma once
 
 #include <llhttp.h>
@@ -14,6 +14,7 @@
 
 #include "access_log.h"
 #include "counter.h"
+#include "heart.h"
 #include "response_table.h"
 
 namespace hello {
@@ -30,7 +31,7 @@ struct Limits {
   static constexpr size_t kMaxHeaders = 100;
 };
 
-class Session {
+class Session final : public Heart {
  public:
   // Routes sit at the root of short paths; a longer path matches none.
   static constexpr size_t kMaxPath = 64;
@@ -41,26 +42,17 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  // Starts over for a new connection from `peer` (an address, for the log).
-  void reset(std::string_view peer = {});
-  // Answers nothing more: the connection is being closed by the server.
-  void stop() { closing_ = true; }
-  // The request in progress took too long: appends 408 and closes.
-  void time_out(std::string& out);
+  void reset(std::string_view peer = {}) override;
+  // Parses until the input ends, the connection must close, or a request
+  // must be answered later (its route has a delay). Once closed, further
+  // bytes are ignored.
+  Fed feed(const char* data, size_t len, std::string& out) override;
+  Fed resume(std::string& out) override;
+  void time_out(std::string& out) override;
 
-  // Parses `len` bytes and appends every response they complete to `out`,
-  // in order. Returns false once the connection must close after `out` has
-  // been sent; from then on further bytes are ignored.
-  bool feed(const char* data, size_t len, std::string& out);
-
-  bool closing() const { return closing_; }
-  // True if the session closed after a complete request that ended exactly
-  // where the bytes fed so far ended: no input was left unanswered.
-  bool clean_end() const { return clean_end_; }
-  // True while a request has started but not yet been answered.
-  bool mid_request() const { return mid_request_; }
-  // Counts the requests begun, so a caller can tell one from the next.
-  uint64_t requests_begun() const { return requests_begun_; }
+  // Between requests, in one, waiting to answer one, or answering no more.
+  enum class State : uint8_t { idle, in_request, deferred, closed };
+  State state() const { return state_; }
 
  private:
   friend struct SessionCallbacks;
@@ -85,14 +77,18 @@ class Session {
   int on_headers_complete();
   int on_body(const char* at, size_t len);
   int on_message_complete();
-  void feed_unparsed(const char* data, size_t len, std::string& out);
   int reject(int status);
   // True if only blanks stand between `at` and the end of the previous line.
   bool after_line_end(const char* at) const;
+  // The answer to the complete request, now or deferred: `route_` (or
+  // the 404, 405 or 417 the request earned) in variant `v`.
+  void answer_request(Variant v, bool head);
   // `parsed`: the request line is known and goes into the log.
   void answer(const PreparedResponse& r, bool head_only, bool parsed);
   // A JSON echo route: the body parsed, and sent back minified (or 400).
   void answer_echo(Variant v);
+  // Every state change goes through here and is checked.
+  void enter(State to);
   // Appends the template `r` with `body` after its head.
   void answer_with(const PreparedResponse& r, std::string_view body);
   void note_answer(const PreparedResponse& r, size_t length, bool parsed);
@@ -110,7 +106,6 @@ class Session {
   WorkerStats& stats_;
   AccessLog* log_;
   std::string_view peer_;
-  uint64_t requests_begun_ = 0;
 
   char path_[kMaxPath];
   uint16_t path_length_ = 0;
@@ -130,7 +125,6 @@ class Session {
   size_t value_length_ = 0;
   bool in_trailers_ = false;          // the head is complete: fields now are trailers
   bool tail_after_line_end_ = false;  // the last read ended in LF and blanks
-  uint8_t unparsed_matched_ = 0;      // hello-floor: bytes of CRLF CRLF seen
   uint8_t hosts_ = 0;
   int route_ = -1;           // chosen when the head is complete
   bool path_known_ = false;  // some route has this path (405 rather than 404)
@@ -140,9 +134,16 @@ class Session {
   bool expect_continue_ = false;
   bool expect_unknown_ = false;
   int error_status_ = 0;  // set by a callback that rejects the request
-  bool closing_ = false;
-  bool clean_end_ = false;
-  bool mid_request_ = false;
+  State state_ = State::idle;
+  // The request whose answer waits (state deferred): what resume() sends.
+  struct Deferred {
+    Variant variant = Variant::keep_alive_11;
+    bool head = false;
+    bool keep_alive = true;
+  } deferred_;
+  uint64_t delay_us_ = 0;            // how long the deferred answer waits
+  bool deferred_clean_end_ = false;  // the deferred request ended where its input did
+  uint32_t answered_ = 0;            // responses appended by this feed() or resume()
 };
 
 }  // namespace hello

@@ -10,10 +10,11 @@
 
 #include <fmt/format.h>
 
-#include <cassert>
 #include <cstring>
 
+#include "check.h"
 #include "connection.h"
+#include "floor_session.h"
 
 namespace hello {
 
@@ -60,15 +61,17 @@ int Worker::init() {
   int rc = uv_loop_init(&loop_);
   if (rc != 0) return rc;
   loop_ready_ = true;
-  if ((rc = uv_timer_init(&loop_, &date_timer_)) != 0) return rc;
+  // Cannot fail: a uv_timer_t needs no descriptor.
+  HELLO_CHECK_UV(uv_timer_init(&loop_, &date_timer_));
+  HELLO_CHECK_UV(uv_timer_init(&loop_, &relisten_timer_));
+  HELLO_CHECK_UV(uv_timer_init(&loop_, &drain_timer_));
   date_timer_.data = relisten_timer_.data = drain_timer_.data = this;
-  // Cannot fail: a timer needs no descriptor.
-  uv_timer_init(&loop_, &relisten_timer_);
-  uv_timer_init(&loop_, &drain_timer_);
-  if ((rc = uv_async_init(&loop_, &command_async_, WorkerCallbacks::command)) != 0) {
+  if ((rc = timers_.init(&loop_)) != 0 ||
+      (rc = uv_async_init(&loop_, &command_async_, WorkerCallbacks::command)) != 0) {
     uv_close(reinterpret_cast<uv_handle_t*>(&date_timer_), WorkerCallbacks::closed);
     uv_close(reinterpret_cast<uv_handle_t*>(&relisten_timer_), WorkerCallbacks::closed);
     uv_close(reinterpret_cast<uv_handle_t*>(&drain_timer_), WorkerCallbacks::closed);
+    timers_.close();
     uv_run(&loop_, UV_RUN_DEFAULT);
     uv_loop_close(&loop_);
     loop_ready_ = false;
@@ -94,10 +97,8 @@ Worker::~Worker() {
   // thread never touches a closed handle; it is closed only now.
   uv_close(reinterpret_cast<uv_handle_t*>(&command_async_), WorkerCallbacks::closed);
   uv_run(&loop_, UV_RUN_DEFAULT);
-  assert(live_ == nullptr);
-  int rc = uv_loop_close(&loop_);
-  assert(rc == 0);  // every handle is closed
-  (void)rc;
+  HELLO_CHECK(live_ == nullptr);
+  HELLO_CHECK_UV(uv_loop_close(&loop_));  // every handle is closed
 }
 
 int Worker::listen(const struct sockaddr* addr) {
@@ -157,9 +158,7 @@ void Worker::pause_accepting() {
 
 void Worker::on_listener_closed() {
   if (stopping_) return;
-  int rc = uv_timer_start(&relisten_timer_, WorkerCallbacks::relisten, kRelistenMs, 0);
-  assert(rc == 0);
-  (void)rc;
+  HELLO_CHECK_UV(uv_timer_start(&relisten_timer_, WorkerCallbacks::relisten, kRelistenMs, 0));
 }
 
 void Worker::on_relisten() {
@@ -236,12 +235,10 @@ void Worker::on_command() {
     if (listening_) uv_close(reinterpret_cast<uv_handle_t*>(&listener_), WorkerCallbacks::closed);
     listening_ = false;
     drop_kept_socket();
-    uv_timer_stop(&relisten_timer_);
+    HELLO_CHECK_UV(uv_timer_stop(&relisten_timer_));
     for (Connection* c = live_; c != nullptr; c = c->next) c->drain();
-    int rc =
-        uv_timer_start(&drain_timer_, WorkerCallbacks::drain_timer, kDrainCheckMs, kDrainCheckMs);
-    assert(rc == 0);
-    (void)rc;
+    HELLO_CHECK_UV(
+        uv_timer_start(&drain_timer_, WorkerCallbacks::drain_timer, kDrainCheckMs, kDrainCheckMs));
   }
   if (level >= 2)
     for (Connection* c = live_; c != nullptr; c = c->next) c->close();
@@ -257,6 +254,7 @@ void Worker::finish_if_done() {
   uv_close(reinterpret_cast<uv_handle_t*>(&date_timer_), WorkerCallbacks::closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&relisten_timer_), WorkerCallbacks::closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&drain_timer_), WorkerCallbacks::closed);
+  timers_.close();
   // Unreferenced, the command handle no longer keeps the loop running.
   uv_unref(reinterpret_cast<uv_handle_t*>(&command_async_));
 }
@@ -326,15 +324,35 @@ void Worker::release(Connection* c) {
   finish_if_done();
 }
 
-Session* Worker::acquire_session() {
-  if (spare_sessions_.empty()) {
-    sessions_.push_back(
-        std::make_unique<Session>(table_, stats_, access_log_.get(), options_.limits));
-    return sessions_.back().get();
+Heart* Worker::acquire_heart() {
+  if (spare_hearts_.empty()) {
+    if (table_.policy().no_parsing)
+      hearts_.push_back(std::make_unique<FloorSession>(table_, stats_));
+    else
+      hearts_.push_back(
+          std::make_unique<Session>(table_, stats_, access_log_.get(), options_.limits));
+    return hearts_.back().get();
   }
-  Session* s = spare_sessions_.back();
-  spare_sessions_.pop_back();
-  return s;
+  Heart* h = spare_hearts_.back();
+  spare_hearts_.pop_back();
+  return h;
+}
+
+HeldInput* Worker::acquire_held() {
+  if (spare_helds_.empty()) {
+    helds_.push_back(std::make_unique<HeldInput>());
+    return helds_.back().get();
+  }
+  HeldInput* h = spare_helds_.back();
+  spare_helds_.pop_back();
+  return h;
+}
+
+void Worker::release_held(HeldInput* h) {
+  h->bytes.clear();
+  h->offset = 0;
+  if (h->bytes.capacity() > kPooledCapacity) std::string().swap(h->bytes);
+  spare_helds_.push_back(h);
 }
 
 PendingWrite* Worker::acquire_write() {
@@ -383,9 +401,7 @@ void Worker::schedule_date_timer() {
   struct timeval tv;
   gettimeofday(&tv, nullptr);
   uint64_t ms = 1000 - static_cast<uint64_t>(tv.tv_usec / 1000) + 1;
-  int rc = uv_timer_start(&date_timer_, WorkerCallbacks::date_timer, ms, 0);
-  assert(rc == 0);
-  (void)rc;
+  HELLO_CHECK_UV(uv_timer_start(&date_timer_, WorkerCallbacks::date_timer, ms, 0));
   // The clock alone must not keep the loop alive once the rest is closed.
   uv_unref(reinterpret_cast<uv_handle_t*>(&date_timer_));
 }

@@ -16,6 +16,7 @@
 #include "counter.h"
 #include "response_table.h"
 #include "session.h"
+#include "timer_queue.h"
 
 namespace hello {
 
@@ -62,15 +63,20 @@ class Worker {
   uv_buf_t read_buffer() { return uv_buf_init(read_buffer_, sizeof read_buffer_); }
   // Scratch space for the responses of one read; empty between reads.
   std::string& output() { return output_; }
+  // The worker's microsecond timers (waiting answers, header deadlines).
+  TimerQueue& timers() { return timers_; }
 
   // Called by a connection from its close callback.
   void release(Connection* c);
   // Pools of what a connection needs only while a request is in progress
   // or a write is in flight; they grow to the peak in use and are reused.
-  Session* acquire_session();
-  void release_session(Session* s) { spare_sessions_.push_back(s); }
+  // Hearts are Sessions, or FloorSessions for a persona that parses nothing.
+  Heart* acquire_heart();
+  void release_heart(Heart* h) { spare_hearts_.push_back(h); }
   PendingWrite* acquire_write();
   void release_write(PendingWrite* w);
+  HeldInput* acquire_held();
+  void release_held(HeldInput* h);
 
  private:
   friend struct WorkerCallbacks;
@@ -116,10 +122,13 @@ class Worker {
   std::atomic<bool> finished_{false};
   Connection* live_ = nullptr;      // intrusive list of open connections
   std::vector<Connection*> spare_;  // closed connections, ready for reuse
-  std::vector<std::unique_ptr<Session>> sessions_;
-  std::vector<Session*> spare_sessions_;
+  TimerQueue timers_;
+  std::vector<std::unique_ptr<Heart>> hearts_;
+  std::vector<Heart*> spare_hearts_;
   std::vector<std::unique_ptr<PendingWrite>> writes_;
   std::vector<PendingWrite*> spare_writes_;
+  std::vector<std::unique_ptr<HeldInput>> helds_;
+  std::vector<HeldInput*> spare_helds_;
   std::string output_;
   char read_buffer_[kReadBufferSize];
 };

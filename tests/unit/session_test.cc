@@ -19,7 +19,8 @@ class SessionTest : public ::testing::Test {
   // Feeds `bytes` in one piece and returns what the session answered.
   std::string feed(std::string_view bytes) {
     std::string out;
-    open_ = session_.feed(bytes.data(), bytes.size(), out);
+    fed_ = session_.feed(bytes.data(), bytes.size(), out);
+    open_ = fed_.next != Fed::Next::close;
     return out;
   }
   std::string route(std::string_view path, Variant v) {
@@ -33,6 +34,7 @@ class SessionTest : public ::testing::Test {
   ResponseTable table_;
   WorkerStats stats_;
   Session session_;
+  Fed fed_;
   bool open_ = true;
 };
 
@@ -71,38 +73,42 @@ TEST_F(SessionTest, KeepAliveMatrix) {
 TEST_F(SessionTest, CleanEndOnlyWhenTheClosingRequestEndsTheInput) {
   feed("GET / HTTP/1.0\r\nUser-Agent: ab\r\n\r\n");
   EXPECT_FALSE(open_);
-  EXPECT_TRUE(session_.clean_end());
+  EXPECT_TRUE(fed_.clean_end);
 
   session_.reset();
   feed("GET / HTTP/1.1\r\nHost: a\r\n");
   feed("Connection: close\r\n\r\n");
-  EXPECT_TRUE(session_.clean_end()) << "split across reads";
+  EXPECT_TRUE(fed_.clean_end) << "split across reads";
 
   session_.reset();
   feed("GET / HTTP/1.0\r\n\r\nGET / HTTP/1.0\r\n\r\n");
-  EXPECT_FALSE(session_.clean_end()) << "a pipelined request was left";
+  EXPECT_FALSE(fed_.clean_end) << "a pipelined request was left";
 
   session_.reset();
   feed("GET / HTTP/1.0\r\n\r\nG");
-  EXPECT_FALSE(session_.clean_end()) << "one byte was left";
+  EXPECT_FALSE(fed_.clean_end) << "one byte was left";
 
   session_.reset();
   feed("GET / HTTP/1.1\r\nHost: a\r\nBad Header: x\r\n\r\n");
   EXPECT_FALSE(open_);
-  EXPECT_FALSE(session_.clean_end()) << "a rejected request never ends cleanly";
+  EXPECT_FALSE(fed_.clean_end) << "a rejected request never ends cleanly";
 
   session_.reset();
   feed(kGet11);
   EXPECT_TRUE(open_);
-  EXPECT_FALSE(session_.clean_end());
+  EXPECT_FALSE(fed_.clean_end);
 }
 
 TEST_F(SessionTest, KnowsWhenItIsMidRequest) {
-  EXPECT_FALSE(session_.mid_request());
+  EXPECT_EQ(session_.state(), Session::State::idle);
   EXPECT_EQ(feed("GET / HTTP/1.1\r\nHo"), "");
-  EXPECT_TRUE(session_.mid_request());
+  EXPECT_TRUE(fed_.partial);
+  EXPECT_EQ(fed_.answered, 0u);
+  EXPECT_EQ(session_.state(), Session::State::in_request);
   EXPECT_NE(feed("st: a\r\n\r\n"), "");
-  EXPECT_FALSE(session_.mid_request());
+  EXPECT_FALSE(fed_.partial);
+  EXPECT_EQ(fed_.answered, 1u);
+  EXPECT_EQ(session_.state(), Session::State::idle);
 }
 
 TEST_F(SessionTest, UpgradeHeaderIsIgnored) {
@@ -280,56 +286,6 @@ TEST_F(SessionTest, PipelinedRequestsSplitAtEveryByteGiveIdenticalAnswers) {
   EXPECT_EQ(out, expected);
 }
 
-class UnparsedSessionTest : public SessionTest {
- protected:
-  static Persona make() {
-    Persona p = test::kTestPersona;
-    p.no_parsing = true;
-    return p;
-  }
-  UnparsedSessionTest() : SessionTest(persona_) {}
-  static inline const Persona persona_ = make();
-};
-
-TEST_F(UnparsedSessionTest, AnswersEveryBlankLineEvenSplitAndInvalid) {
-  // No parsing: even what is not HTTP gets the fixed answer, once per CRLF CRLF.
-  const std::string input = "GET / HTTP/1.1\r\n\r\nnot http\r\n\r\n\r\n\r\n\r\r\n\r\n";
-  const std::string one = route("/", Variant::keep_alive_11);
-  for (size_t split = 0; split <= input.size(); ++split) {
-    session_.reset();
-    std::string out = feed(std::string_view(input).substr(0, split));
-    out += feed(std::string_view(input).substr(split));
-    ASSERT_EQ(out, one + one + one + one) << "split at " << split;
-    ASSERT_TRUE(open_);
-  }
-}
-
-// The matcher finds each LF with memchr; a byte-at-a-time matcher is the
-// reference, over every split of many short inputs made of CR, LF and 'x'.
-TEST_F(UnparsedSessionTest, CountsLikeAByteAtATimeMatcher) {
-  const std::string one = route("/", Variant::keep_alive_11);
-  uint32_t seed = 12345;
-  auto next = [&seed] {
-    seed = seed * 1103515245u + 12345u;
-    return seed >> 16;
-  };
-  for (int round = 0; round < 2000; ++round) {
-    std::string input(next() % 24, 'x');
-    for (char& c : input) c = "\r\nx"[next() % 3];
-    size_t expected = test::blank_lines(input);
-    for (size_t a = 0; a <= input.size(); ++a) {
-      size_t b = a + (input.size() - a) / 2;
-      session_.reset();
-      std::string_view in(input);
-      std::string out = feed(in.substr(0, a));  // one statement each: in this order
-      out += feed(in.substr(a, b - a));
-      out += feed(in.substr(b));
-      ASSERT_EQ(out.size(), expected * one.size()) << testing::PrintToString(input) << " split at "
-                                                   << a << " and " << b << ", round " << round;
-    }
-  }
-}
-
 // Routes from a file, built in code: an override of "/", a JSON route with
 // headers, and a JSON echo.
 std::vector<FileRoute> file_routes() {
@@ -456,12 +412,12 @@ TEST_F(RoutesSessionTest, EchoOverTheBodyLimitIs413AndCloses) {
   Session small(table_, stats_, nullptr, limits);
   std::string out;
   std::string in = post("[1,2,3,4,5,6,7,8,9]");  // 19 bytes
-  EXPECT_FALSE(small.feed(in.data(), in.size(), out));
+  EXPECT_EQ(small.feed(in.data(), in.size(), out).next, Fed::Next::close);
   EXPECT_EQ(out, error(413, Variant::close_11));
   small.reset();
   out.clear();
   in = chunked("[1,2,3,4,5,", "6,7,8,9]");
-  EXPECT_FALSE(small.feed(in.data(), in.size(), out));
+  EXPECT_EQ(small.feed(in.data(), in.size(), out).next, Fed::Next::close);
   EXPECT_EQ(out, error(413, Variant::close_11));
 }
 

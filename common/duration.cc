@@ -1,0 +1,79 @@
+#include "duration.h"
+
+#include <fmt/format.h>
+
+namespace hello {
+
+namespace {
+
+// 2^64 ns is 584 years: anything longer is refused, not wrapped.
+constexpr uint64_t kMaxNs = UINT64_MAX / 10;
+
+}  // namespace
+
+bool parse_duration(std::string_view text, uint64_t& us, std::string& why) {
+  if (text == "0") {
+    us = 0;
+    return true;
+  }
+  // The number in nanoseconds: integer digits, then up to nine fraction digits.
+  size_t i = 0;
+  uint64_t whole = 0;
+  size_t digits = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i, ++digits) {
+    if (whole > kMaxNs / 10) {
+      why = "too long";
+      return false;
+    }
+    whole = whole * 10 + static_cast<uint64_t>(text[i] - '0');
+  }
+  uint64_t fraction = 0;  // in units of 10^-9
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    uint64_t scale = 100000000;
+    size_t fraction_digits = 0;
+    for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i, ++fraction_digits) {
+      fraction += static_cast<uint64_t>(text[i] - '0') * scale;
+      scale /= 10;
+    }
+    if (fraction_digits == 0) {
+      why = "no digit after '.'";
+      return false;
+    }
+    digits += fraction_digits;
+  }
+  if (digits == 0) {
+    why = i < text.size() && text[i] == '-' ? "negative" : "not a number";
+    return false;
+  }
+  std::string_view unit = text.substr(i);
+  uint64_t ns_per_unit;
+  if (unit == "us" || unit == "\xc2\xb5s")
+    ns_per_unit = 1000;
+  else if (unit == "ms")
+    ns_per_unit = 1000000;
+  else if (unit == "s")
+    ns_per_unit = 1000000000;
+  else {
+    why = unit.empty() ? "no unit (us, ms or s)"
+                       : fmt::format("unknown unit \"{}\" (us, ms or s)", unit);
+    return false;
+  }
+  if (whole > kMaxNs / ns_per_unit) {
+    why = "too long";
+    return false;
+  }
+  // fraction * ns_per_unit / 10^9, without overflow: fraction < 10^9.
+  uint64_t ns = whole * ns_per_unit + fraction / (1000000000 / ns_per_unit);
+  us = (ns + 500) / 1000;
+  return true;
+}
+
+std::string format_duration(uint64_t us) {
+  if (us == 0) return "0";
+  if (us % 1000000 == 0) return fmt::format("{}s", us / 1000000);
+  if (us % 1000 == 0) return fmt::format("{}ms", us / 1000);
+  return fmt::format("{}us", us);
+}
+
+}  // namespace hello

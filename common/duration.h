@@ -1,0 +1,21 @@
+// Durations as people write them in route files and flags: "250us",
+// "1.5ms", "2s". One parser, so every place that takes a duration accepts
+// the same text and says the same thing about a bad one.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace hello {
+
+// Parses a decimal number followed by a unit: "us" (or "µs"), "ms" or "s";
+// a bare "0" is zero. Fractions finer than a microsecond are rounded to the
+// nearest one. On success stores microseconds in `us` and returns true;
+// otherwise sets `why` to a short reason ("no unit", ...) and returns false.
+bool parse_duration(std::string_view text, uint64_t& us, std::string& why);
+
+// "250us", "1.5ms", "2s": the shortest exact spelling of `us`.
+std::string format_duration(uint64_t us);
+
+}  // namespace hello

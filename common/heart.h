@@ -1,0 +1,54 @@
+// The socket-free heart of a connection: request bytes in, response bytes
+// out, and a decision about what happens next. It knows nothing of libuv;
+// the connection carries out what it decides, so unit tests and the fuzzer
+// drive it directly. Two hearts exist: Session (HTTP/1 through llhttp) and
+// FloorSession (hello-floor's CRLF CRLF counter).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace hello {
+
+// What one feed() or resume() decided.
+struct Fed {
+  enum class Next : uint8_t {
+    // Keep reading: every complete request was answered.
+    read,
+    // The request that ends at `consumed` is answered after `delay_us`:
+    // call resume() then. The input after `consumed` is not parsed yet and
+    // must be fed again, in order, once resume() has answered.
+    later,
+    // The connection closes once `out` is sent; further input is ignored.
+    close,
+  };
+  Next next = Next::read;
+  // read: a request has begun and is not complete yet.
+  bool partial = false;
+  // close: the closing request ended exactly where the input ended, so no
+  // input was left unanswered.
+  bool clean_end = false;
+  uint32_t answered = 0;  // responses appended to `out`
+  size_t consumed = 0;    // input bytes parsed: all of them unless `later`
+  uint64_t delay_us = 0;  // later: how long the answer waits
+};
+
+class Heart {
+ public:
+  virtual ~Heart() = default;
+
+  // Starts over for a new connection from `peer` (an address, for the log).
+  virtual void reset(std::string_view peer) = 0;
+  // Parses `len` bytes and appends every response they complete to `out`,
+  // in order, until a request must be answered later.
+  virtual Fed feed(const char* data, size_t len, std::string& out) = 0;
+  // Appends the answer that feed() deferred. Its result says whether the
+  // connection goes on (`read`) or closes; it consumes no input.
+  virtual Fed resume(std::string& out) = 0;
+  // The request in progress took too long: appends 408; the connection closes.
+  virtual void time_out(std::string& out) = 0;
+};
+
+}  // namespace hello
