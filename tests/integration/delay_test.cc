@@ -1,0 +1,237 @@
+// Answers that wait, over real sockets: a route's "delay" is kept to the
+// millisecond without blocking the worker, pipelined answers keep their
+// order, a waiting answer has no header deadline, a client that leaves is
+// forgotten at once, and a graceful stop answers whatever waits.
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "test_client.h"
+
+namespace hello::test {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// A route file with GET /slow waiting `delay`; removed when the test ends.
+class DelayRoutes {
+ public:
+  explicit DelayRoutes(std::string_view delay)
+      : path_(fs::temp_directory_path() /
+              ("delay-routes-" + std::to_string(getpid()) + "-" + std::string(delay) + ".json")) {
+    std::ofstream(path_) << R"({"routes": [{"method": "GET", "path": "/slow", "body": "slow\n", )"
+                         << R"("delay": ")" << delay << R"("}]})";
+  }
+  ~DelayRoutes() { fs::remove(path_); }
+  std::string path() const { return path_.string(); }
+
+ private:
+  fs::path path_;
+};
+
+constexpr std::string_view kSlow = "GET /slow HTTP/1.1\r\nHost: t\r\n\r\n";
+constexpr std::string_view kRoot = "GET / HTTP/1.1\r\nHost: t\r\n\r\n";
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// True if `fd` has something to read within `limit`.
+bool readable_within(int fd, std::chrono::milliseconds limit) {
+  struct pollfd p {
+    fd, POLLIN, 0
+  };
+  return poll(&p, 1, static_cast<int>(limit.count())) > 0;
+}
+
+bool fds_reach(ServerProcess& s, int fds, std::chrono::milliseconds limit) {
+  auto deadline = Clock::now() + limit;
+  while (s.open_fds() != fds && Clock::now() < deadline) std::this_thread::sleep_for(5ms);
+  return s.open_fds() == fds;
+}
+
+TEST(Delay, AnsweredAfterItsDelayWhileTheWorkerAnswersOthers) {
+  DelayRoutes routes("200ms");
+  ServerProcess s("sanic", {"--routes", routes.path(), "-w", "1"});
+  Client other(s.port());
+  ASSERT_TRUE(other.send(kRoot));
+  ASSERT_NE(other.read_response(), "");  // warm
+  for (int round = 0; round < 3; ++round) {
+    Client slow(s.port());
+    auto t0 = Clock::now();
+    ASSERT_TRUE(slow.send(kSlow));
+    // 1,000 requests on another connection of the same worker, answered
+    // while the slow one waits.
+    for (int i = 0; i < 1000; ++i) {
+      ASSERT_TRUE(other.send(kRoot));
+      ASSERT_EQ(other.read_response().rfind("HTTP/1.1 200 OK\r\n", 0), 0u);
+    }
+    double others_ms = ms_since(t0);
+    EXPECT_LT(others_ms, 200) << "the other requests waited for the slow one";
+    std::string r = slow.read_response(false, 1s);
+    double ms = ms_since(t0);
+    EXPECT_EQ(r.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << r;
+    EXPECT_EQ(r.substr(r.find("\r\n\r\n") + 4), "slow\n");
+    EXPECT_GE(ms, 200.0);
+    EXPECT_LE(ms, 215.0);
+    printf("round %d: slow answer after %.3f ms; 1,000 others done after %.3f ms\n", round, ms,
+           others_ms);
+  }
+  EXPECT_EQ(s.stop(), 0);
+}
+
+// GET /slow, then 15 GET / in the same write: 16 answers in order, none
+// before the slow one.
+TEST(Delay, PipelinedAnswersLeaveInOrderAfterTheWaitingOne) {
+  DelayRoutes routes("200ms");
+  ServerProcess s("sanic", {"--routes", routes.path()});
+  std::string in(kSlow);
+  for (int i = 0; i < 15; ++i) in += kRoot;
+  Client c(s.port());
+  auto t0 = Clock::now();
+  ASSERT_TRUE(c.send(in));
+  EXPECT_FALSE(readable_within(c.fd(), 190ms)) << "an answer left before the slow one";
+  std::string first = c.read_response(false, 1s);
+  EXPECT_GE(ms_since(t0), 200.0);
+  EXPECT_EQ(first.substr(first.find("\r\n\r\n") + 4), "slow\n");
+  for (int i = 0; i < 15; ++i) {
+    std::string r = c.read_response();
+    ASSERT_EQ(r.substr(r.find("\r\n\r\n") + 4), "Hello!!!") << i;
+  }
+  EXPECT_FALSE(readable_within(c.fd(), 50ms)) << "more than 16 answers";
+  EXPECT_EQ(s.stop(), 0);
+}
+
+// The same bytes cut in two at every boundary, all at once on as many
+// connections (with a shorter delay, so the test stays short).
+TEST(Delay, PipelinedSplitAtEveryByte) {
+  DelayRoutes routes("20ms");
+  ServerProcess s("sanic", {"--routes", routes.path()});
+  std::string in(kSlow);
+  for (int i = 0; i < 15; ++i) in += kRoot;
+  constexpr size_t kBatch = 100;
+  for (size_t from = 1; from < in.size(); from += kBatch) {
+    std::vector<std::unique_ptr<Client>> clients;
+    size_t to = std::min(in.size(), from + kBatch);
+    for (size_t split = from; split < to; ++split) {
+      clients.push_back(std::make_unique<Client>(s.port()));
+      ASSERT_TRUE(clients.back()->send(std::string_view(in).substr(0, split)));
+    }
+    std::this_thread::sleep_for(2ms);
+    for (size_t split = from; split < to; ++split)
+      ASSERT_TRUE(clients[split - from]->send(std::string_view(in).substr(split)));
+    for (size_t split = from; split < to; ++split) {
+      Client& c = *clients[split - from];
+      std::string first = c.read_response(false, 1s);
+      ASSERT_EQ(first.substr(first.find("\r\n\r\n") + 4), "slow\n") << "split at " << split;
+      for (int i = 0; i < 15; ++i) {
+        std::string r = c.read_response();
+        ASSERT_EQ(r.substr(r.find("\r\n\r\n") + 4), "Hello!!!") << "split at " << split;
+      }
+    }
+  }
+  EXPECT_EQ(s.stop(), 0);
+}
+
+// The header deadline belongs to reading a request, never to an answer
+// that waits.
+TEST(Delay, AWaitLongerThanTheHeaderTimeoutIsAnswered) {
+  DelayRoutes routes("600ms");
+  ServerProcess s("sanic", {"--routes", routes.path(), "--header-timeout", "0.2"});
+  Client c(s.port());
+  auto t0 = Clock::now();
+  ASSERT_TRUE(c.send(kSlow));
+  std::string r = c.read_response(false, 2s);
+  EXPECT_EQ(r.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << r;
+  EXPECT_GE(ms_since(t0), 600.0);
+  // And the header deadline still works, to the millisecond, for a
+  // request that does not arrive.
+  ASSERT_TRUE(c.send("GET / HTTP/1.1\r\nHo"));
+  t0 = Clock::now();
+  std::string timed_out = c.read_response(false, 2s);
+  double ms = ms_since(t0);
+  EXPECT_EQ(timed_out.rfind("HTTP/1.1 408 ", 0), 0u) << timed_out;
+  EXPECT_GE(ms, 195.0);
+  EXPECT_LE(ms, 260.0);
+  EXPECT_EQ(s.stop(), 0);
+}
+
+// A client that leaves while its answer waits is forgotten at once: its
+// descriptor is closed and its timer never fires (a timer firing on a
+// closed connection fails a check and aborts the server).
+TEST(Delay, AClientThatLeavesWhileWaitingIsCleanedUpAtOnce) {
+  DelayRoutes routes("300ms");
+  ServerProcess s("sanic", {"--routes", routes.path()});
+  {
+    Client warm(s.port());
+    ASSERT_TRUE(warm.send(kRoot));
+    ASSERT_NE(warm.read_response(), "");
+  }
+  std::this_thread::sleep_for(50ms);
+  const int baseline = s.open_fds();
+  for (bool reset : {false, true}) {
+    std::vector<std::unique_ptr<Client>> clients;
+    for (int i = 0; i < 50; ++i) {
+      clients.push_back(std::make_unique<Client>(s.port()));
+      ASSERT_TRUE(clients.back()->send(std::string(kSlow) + std::string(kRoot)));
+    }
+    ASSERT_TRUE(fds_reach(s, baseline + 50, 100ms));
+    auto t0 = Clock::now();
+    // A FIN (the client's close), or a reset.
+    for (auto& c : clients) {
+      if (reset) c->reset();
+      c = nullptr;
+    }
+    EXPECT_TRUE(fds_reach(s, baseline, 100ms)) << (reset ? "reset: " : "FIN: ") << s.open_fds()
+                                               << " descriptors, " << baseline << " before";
+    EXPECT_LT(ms_since(t0), 150.0);
+  }
+  // Past the delay: nothing fired on a dead connection, and the server is well.
+  std::this_thread::sleep_for(350ms);
+  Client after(s.port());
+  ASSERT_TRUE(after.send(kRoot));
+  EXPECT_EQ(after.read_response().rfind("HTTP/1.1 200 OK\r\n", 0), 0u);
+  EXPECT_EQ(s.stop(), 0);
+}
+
+// SIGTERM while 1,000 answers wait: each is answered when its time comes,
+// the process exits 0 and its summary counts them.
+TEST(Delay, AGracefulStopAnswersWhatWaits) {
+  DelayRoutes routes("500ms");
+  std::string json =
+      (fs::temp_directory_path() / ("delay-stats-" + std::to_string(getpid()) + ".json")).string();
+  ServerProcess s("sanic", {"--routes", routes.path(), "--stats-json", json});
+  std::vector<std::unique_ptr<Client>> clients;
+  for (int i = 0; i < 1000; ++i) {
+    clients.push_back(std::make_unique<Client>(s.port()));
+    ASSERT_TRUE(clients.back()->send(kSlow));
+  }
+  auto t0 = Clock::now();
+  std::this_thread::sleep_for(100ms);
+  s.signal(SIGTERM);
+  int answered = 0;
+  for (auto& c : clients) {
+    std::string r = c->read_response(false, 2s);
+    if (r.rfind("HTTP/1.1 200 OK\r\n", 0) == 0 && r.substr(r.find("\r\n\r\n") + 4) == "slow\n")
+      ++answered;
+  }
+  EXPECT_GE(ms_since(t0), 500.0);
+  EXPECT_EQ(answered, 1000);
+  clients.clear();
+  EXPECT_EQ(s.wait(5s), 0);
+  std::string stats = read_file(json);
+  fs::remove(json);
+  EXPECT_NE(stats.find("\"total\": {\"connections\": 1000, \"requests\": 1000,"), std::string::npos)
+      << stats;
+}
+
+}  // namespace
+}  // namespace hello::test
