@@ -14,6 +14,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "session.h"
 #include "test_persona.h"
@@ -220,6 +223,78 @@ TEST(Allocation, AWorkerAllocatesNothingPerRequestOverLoopback) {
   RecordProperty("allocations", std::to_string(allocations));
   EXPECT_EQ(allocations, 0u);
   close(fd);
+  worker.stop(false);
+  worker.join();
+}
+
+// Answers that wait, over loopback: many connections each pipeline a
+// waiting request and 15 others. Once the pools (hearts, held input, timer
+// heap) have grown to the peak, nothing is allocated per request.
+TEST(Allocation, WaitingAnswersAllocateNothingPerRequest) {
+  std::vector<FileRoute> routes(1);
+  routes[0].method = 1;  // GET
+  routes[0].path = "/slow";
+  routes[0].content_type = "text/plain";
+  routes[0].content = "slow";
+  routes[0].delay_us = 200;
+  Worker worker(test::kTestPersona, TableOptions{.routes = &routes}, {}, 0, nullptr);
+  ASSERT_EQ(worker.init(), 0);
+  struct sockaddr_in sa {};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(worker.listen(reinterpret_cast<struct sockaddr*>(&sa)), 0);
+  sa.sin_port = htons(static_cast<uint16_t>(worker.port()));
+  worker.start(-1, nullptr);
+
+  constexpr int kConnections = 32;
+  std::vector<int> fds;
+  for (int i = 0; i < kConnections; ++i) {
+    fds.push_back(socket(AF_INET, SOCK_STREAM, 0));
+    ASSERT_EQ(connect(fds.back(), reinterpret_cast<struct sockaddr*>(&sa), sizeof sa), 0);
+  }
+  std::string in = "GET /slow HTTP/1.1\r\nHost: a\r\n\r\n";
+  for (int i = 0; i < 15; ++i) in += kRequest;
+  char buf[65536];
+  // The length of the 16 answers, learnt from the first round.
+  ASSERT_EQ(send(fds[0], in.data(), in.size(), 0), static_cast<ssize_t>(in.size()));
+  // Read until the 16th answer is whole: it ends in the root's body.
+  size_t expected = 0;
+  auto answers = [&] {
+    size_t count = 0;
+    for (size_t at = 0;
+         (at = std::string_view(buf, expected).find("HTTP/1.1 ", at)) != std::string_view::npos;
+         ++at)
+      ++count;
+    return count;
+  };
+  for (int i = 0;
+       i < 100 && !(answers() == 16 && std::string_view(buf, expected).ends_with("Hello!!!"));
+       ++i) {
+    ssize_t n = recv(fds[0], buf + expected, sizeof buf - expected, 0);
+    ASSERT_GT(n, 0);
+    expected += static_cast<size_t>(n);
+  }
+  ASSERT_EQ(answers(), 16u);
+  auto run = [&](int rounds) {
+    for (int r = 0; r < rounds; ++r) {
+      for (int fd : fds)
+        ASSERT_EQ(send(fd, in.data(), in.size(), MSG_NOSIGNAL), static_cast<ssize_t>(in.size()));
+      for (int fd : fds) {
+        size_t got = 0;
+        while (got < expected) {
+          ssize_t n = recv(fd, buf, sizeof buf, 0);
+          ASSERT_GT(n, 0);
+          got += static_cast<size_t>(n);
+        }
+        ASSERT_EQ(got, expected);
+      }
+    }
+  };
+  run(50);  // warm-up
+  uint64_t allocations = allocations_in([&] { run(200); });
+  RecordProperty("allocations", std::to_string(allocations));
+  EXPECT_EQ(allocations, 0u) << "over " << 200 * kConnections * 16 << " requests";
+  for (int fd : fds) close(fd);
   worker.stop(false);
   worker.join();
 }
