@@ -116,6 +116,7 @@ class ResponseReader {
   State eof() {
     if (state_ == State::kUntilClose) return state_ = State::kDone;
     if (state_ == State::kDone || state_ == State::kBad) return state_;
+    if (state_ == State::kHead && head_.empty()) return fail("closed by the server, no answer");
     return fail("closed before the end of the answer");
   }
 
