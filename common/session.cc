@@ -401,8 +401,12 @@ HELLO_CALLBACK int Session::on_message_complete() {
     answer(table_.not_allowed(path_route_, v), head, true);
   else if (echo_)
     answer_echo(v);
-  else
-    answer(table_.route(route_, v), head, true);
+  else {
+    const PreparedResponse& r = table_.route(route_, v, head);
+    answer(r, head, true);
+    // A body without a length is ended by closing; its bytes say close.
+    if (r.closes) keep_alive = false;
+  }
 
   mid_request_ = false;
   if (keep_alive) return 0;
