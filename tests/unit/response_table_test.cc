@@ -235,6 +235,30 @@ TEST(ResponseTable, FatalErrorsCloseAndOthersDoNot) {
   }
 }
 
+// A route file's Content-Type is one of its headers, sent where the file
+// puts it among them; the persona's Content-Type line is left out.
+TEST(ResponseTable, FileContentTypeKeepsItsPlaceAmongTheFileHeaders) {
+  std::vector<FileRoute> file(2);
+  file[0].path = "/after";
+  file[0].headers = {{"X-Probe", "1"}, {"Content-Type", "text/csv"}};
+  file[1].path = "/before";
+  file[1].headers = {{"content-type", "text/csv"}, {"X-Probe", "1"}};
+  for (FileRoute& f : file) {
+    f.method = HTTP_GET;
+    f.content = "a,b";
+  }
+  TableOptions o;
+  o.routes = &file;
+  ResponseTable t(kTestPersona, o);
+  t.set_date(784111777);
+  EXPECT_EQ(t.route(t.find_route("/after"), Variant::keep_alive_11).bytes,
+            "HTTP/1.1 200 OK\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\nX-Probe: 1\r\n"
+            "Content-Type: text/csv\r\nContent-Length: 3\r\n\r\na,b");
+  EXPECT_EQ(t.route(t.find_route("/before"), Variant::keep_alive_11).bytes,
+            "HTTP/1.1 200 OK\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\ncontent-type: text/csv\r\n"
+            "X-Probe: 1\r\nContent-Length: 3\r\n\r\na,b");
+}
+
 TEST(ResponseTable, KeepAliveOptionOverridesAlwaysClose) {
   Persona p = kTestPersona;
   p.always_close = true;
