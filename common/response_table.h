@@ -50,8 +50,8 @@ struct PreparedResponse {
   // the head alone, and the body's length in decimal goes here; else -1.
   int32_t length_offset = -1;
   // The connection must close once this is sent: a fatal error, or a body
-  // ended by closing. Such an answer says close in every variant, so the
-  // bytes of a keep-alive variant are those of its version's close variant.
+  // ended by closing. Every variant of such an answer, the keep-alive ones
+  // included, is built in a close layout.
   bool closes = false;
 };
 
