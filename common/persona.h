@@ -17,11 +17,25 @@ enum class ReasonStyle : uint8_t {
   none,      // "" (Tomcat sends "HTTP/1.1 200 ")
 };
 
+// How the client learns where a body ends (RFC 9112 section 6.3).
+enum class Framing : uint8_t {
+  length,   // Content-Length: the head's {length} line
+  chunked,  // Transfer-Encoding: chunked, the persona's chunked_header in place of the
+            // {length} line; HTTP/1.0 has no chunked coding, so there it is ended by close
+  close,    // no framing line at all: the body ends when the server closes the
+            // connection, which it then does whatever the client asked
+};
+
 // One response entity: what goes into the {type}, {extra} and body slots.
+// A HEAD answer to a body without a length has no framing line either and
+// keeps the connection by the usual rules (there is no body to end), as
+// Tomcat does.
 struct Body {
+  // Empty: the head's {type} line is left out (extra_headers may hold one).
   std::string_view content_type;
   std::string_view content;
   std::string_view extra_headers = {};  // whole lines, each ending in CRLF
+  Framing framing = Framing::length;
 };
 
 // A path answered with 200 to GET (and HEAD where the persona allows it).
@@ -53,7 +67,9 @@ struct Persona {
 
   // The header block after the status line, with the named slots {date},
   // {type}, {length}, {extra} and {connection}; every line ends in CRLF and
-  // the blank line that ends the head is added by the core.
+  // the blank line that ends the head is added by the core. The lines that
+  // hold {type} and {length} may be left out or replaced whole (see Body and
+  // Framing), so each of those two slots is the value of a header line.
   std::string_view head;
   ReasonStyle reasons = ReasonStyle::standard;
   bool echo_version = false;  // answer HTTP/1.0 with an HTTP/1.0 status line
@@ -70,6 +86,8 @@ struct Persona {
   // stays open.
   bool no_parsing = false;
   std::string_view allow_header = {};  // the Allow line of a 405, with CRLF, or empty
+  // The line that replaces the {length} line for a chunked body, with CRLF.
+  std::string_view chunked_header = "Transfer-Encoding: chunked\r\n";
 
   std::span<const Route> routes;
   Body json;  // what "/" answers with --json

@@ -24,6 +24,29 @@ static_assert(kDateMarker.size() == kHttpDateLength);
 
 // Stands in for the body length of a template while building.
 constexpr std::string_view kLengthMarker = "\x0e\x0f\x0e\x0f";
+// Stand in for the values of a {type} or {length} line that is left out
+// or replaced whole.
+constexpr std::string_view kTypeMarker = "\x10\x11\x10\x11";
+constexpr std::string_view kFramingMarker = "\x12\x13\x12\x13";
+
+// Replaces the whole line of `head` (header lines, each ending in CRLF)
+// that holds `marker` with `line`.
+void replace_line(std::string& head, std::string_view marker, std::string_view line) {
+  size_t at = head.find(marker);
+  assert(at != std::string::npos);  // every persona head has {type} and {length}
+  size_t begin = head.rfind('\n', at);
+  begin = begin == std::string::npos ? 0 : begin + 1;
+  size_t end = head.find("\r\n", at);
+  assert(end != std::string::npos);
+  head.replace(begin, end + 2 - begin, line);
+}
+
+// `content` in the chunked coding (RFC 9112 section 7.1): one chunk, unless
+// empty, then the last chunk and an empty trailer section.
+std::string in_chunks(std::string_view content) {
+  if (content.empty()) return "0\r\n\r\n";
+  return fmt::format("{:x}\r\n{}\r\n0\r\n\r\n", content.size(), content);
+}
 
 std::string reason_in_style(int status, ReasonStyle style) {
   std::string reason(reason_phrase(status));
@@ -76,8 +99,12 @@ ResponseTable::ResponseTable(const Persona& persona, const TableOptions& options
   for (const Route& r : persona.routes) {
     if (in_file(HTTP_GET, r.path)) continue;  // the file's route replaces it
     routes_.push_back({std::string(r.path), HTTP_GET, false});
-    add(persona, 200, options.json && r.path == "/" ? persona.json : r.body, false, false,
-        responses_);
+    const Body& body = options.json && r.path == "/" ? persona.json : r.body;
+    add(persona, 200, body, Kind::answer, responses_);
+    if (body.framing != Framing::length) {
+      routes_.back().head = static_cast<int>(heads_.size() / kVariants);
+      add(persona, 200, body, Kind::head_only, heads_);
+    }
   }
   size_t first_file = routes_.size();
   for (const FileRoute& f : file) {
@@ -85,11 +112,12 @@ ResponseTable::ResponseTable(const Persona& persona, const TableOptions& options
     for (const auto& [name, value] : f.headers) extra += fmt::format("{}: {}\r\n", name, value);
     bool echo = f.kind == FileRoute::Kind::echo;
     routes_.push_back({f.path, f.method, echo, f.delay_us});
-    add(persona, f.status, Body{f.content_type, f.content, extra}, false, echo, responses_);
+    add(persona, f.status, Body{f.content_type, f.content, extra},
+        echo ? Kind::dynamic : Kind::answer, responses_);
   }
   std::string text;
   for (int status : kErrorStatuses)
-    add(persona, status, error_body(persona, status, text), true, false, responses_);
+    add(persona, status, error_body(persona, status, text), Kind::error, responses_);
   // A path of the route file answers 405 with its own methods in Allow (RFC
   // 9110 section 15.5.6); the persona's own paths keep the persona's line.
   if (!persona.allow_header.empty())
@@ -97,7 +125,7 @@ ResponseTable::ResponseTable(const Persona& persona, const TableOptions& options
       if (routes_[i].not_allowed < 0) add_not_allowed(persona, routes_[i].path);
   // A request that is valid HTTP with a body that is not JSON: the
   // connection stays usable, so this 400 follows the keep-alive rules.
-  add(persona, 400, Body{"text/plain; charset=utf-8", {}}, false, true, invalid_json_);
+  add(persona, 400, Body{"text/plain; charset=utf-8", {}}, Kind::dynamic, invalid_json_);
   set_date(time(nullptr));
 }
 
@@ -122,48 +150,65 @@ void ResponseTable::add_not_allowed(const Persona& persona, const std::string& p
   Body body = error_body(persona, 405, text);
   body.extra_headers = line;
   int set = static_cast<int>(not_allowed_.size() / kVariants);
-  add(persona, 405, body, true, false, not_allowed_);
+  add(persona, 405, body, Kind::error, not_allowed_);
   for (RouteKey& r : routes_)
     if (r.path == path) r.not_allowed = set;
 }
 
-void ResponseTable::add(const Persona& persona, int status, const Body& body, bool error,
-                        bool dynamic, std::vector<PreparedResponse>& into) {
+void ResponseTable::add(const Persona& persona, int status, const Body& body, Kind kind,
+                        std::vector<PreparedResponse>& into) {
+  assert(kind != Kind::dynamic || body.framing == Framing::length);
   int timeout = keep_alive_timeout_;
   std::string extra(body.extra_headers);
   if (status == 405 && extra.empty()) extra = persona.allow_header;
   // 404, 405 and 417 answer a well-formed request and leave the connection
   // open; every other error closes it and must say so, even where the
   // framework's close is silent.
-  bool fatal = error && status != 404 && status != 405 && status != 417;
+  bool fatal = kind == Kind::error && status != 404 && status != 405 && status != 417;
   for (int i = 0; i < kVariants; ++i) {
     Variant v = static_cast<Variant>(i);
     bool http10 = v == Variant::keep_alive_10 || v == Variant::close_10;
+    // HTTP/1.0 has no chunked coding (RFC 9112 section 7): a client of it
+    // learns the end of a body without a length from the close.
+    Framing framing = body.framing == Framing::chunked && http10 ? Framing::close : body.framing;
+    bool ended_by_close = framing == Framing::close && kind != Kind::head_only;
     std::string_view connection = connection_line(persona.connection, v);
     if (fatal)
       connection = http10 && !persona.connection.close_10.empty() ? persona.connection.close_10
                                                                   : persona.connection.close_11;
+    else if (ended_by_close)
+      connection = connection_line(persona.connection, variant_of(!http10, false));
     std::string_view version = http10 && persona.echo_version ? "HTTP/1.0" : "HTTP/1.1";
-    std::string length = dynamic ? std::string(kLengthMarker) : std::to_string(body.content.size());
-    std::string head = fmt::format(
-        fmt::runtime(persona.head), fmt::arg("date", kDateMarker),
-        fmt::arg("type", body.content_type), fmt::arg("length", length), fmt::arg("extra", extra),
-        fmt::arg("connection",
-                 fmt::format(fmt::runtime(connection), fmt::arg("timeout", timeout))));
+    std::string length = kind == Kind::dynamic        ? std::string(kLengthMarker)
+                         : framing == Framing::length ? std::to_string(body.content.size())
+                                                      : std::string(kFramingMarker);
+    std::string head =
+        fmt::format(fmt::runtime(persona.head), fmt::arg("date", kDateMarker),
+                    fmt::arg("type", body.content_type.empty() ? kTypeMarker : body.content_type),
+                    fmt::arg("length", length), fmt::arg("extra", extra),
+                    fmt::arg("connection",
+                             fmt::format(fmt::runtime(connection), fmt::arg("timeout", timeout))));
+    if (body.content_type.empty()) replace_line(head, kTypeMarker, {});
+    if (framing != Framing::length)
+      replace_line(head, kFramingMarker,
+                   framing == Framing::chunked && kind != Kind::head_only ? persona.chunked_header
+                                                                          : std::string_view());
     PreparedResponse r;
     r.bytes = fmt::format("{} {} {}\r\n{}\r\n", version, status,
                           reason_in_style(status, persona.reasons), head);
-    if (dynamic) {
+    if (kind == Kind::dynamic) {
       size_t at = r.bytes.find(kLengthMarker);
       assert(at != std::string::npos);  // every persona head has {length}
       r.bytes.erase(at, kLengthMarker.size());
       r.length_offset = static_cast<int32_t>(at);
     }
     r.head_length = static_cast<uint32_t>(r.bytes.size());
-    r.bytes += body.content;
+    if (kind != Kind::head_only)
+      r.bytes += framing == Framing::chunked ? in_chunks(body.content) : std::string(body.content);
     size_t at = r.bytes.find(kDateMarker);
     r.date_offset = at == std::string::npos ? -1 : static_cast<int32_t>(at);
     r.status = status;
+    r.closes = fatal || ended_by_close;
     into.push_back(std::move(r));
   }
 }
@@ -174,8 +219,10 @@ int ResponseTable::find_route(std::string_view path) const {
   return -1;
 }
 
-const PreparedResponse& ResponseTable::route(int index, Variant v) const {
+const PreparedResponse& ResponseTable::route(int index, Variant v, bool head) const {
   assert(index >= 0 && static_cast<size_t>(index) < routes_.size());
+  if (head && routes_[index].head >= 0)
+    return heads_[routes_[index].head * kVariants + static_cast<int>(v)];
   return responses_[index * kVariants + static_cast<int>(v)];
 }
 
@@ -189,7 +236,7 @@ const PreparedResponse& ResponseTable::error(int status, Variant v) const {
 void ResponseTable::set_date(time_t now) {
   char date[kHttpDateLength];
   format_http_date(now, date);
-  for (auto* list : {&responses_, &invalid_json_, &not_allowed_})
+  for (auto* list : {&responses_, &invalid_json_, &not_allowed_, &heads_})
     for (PreparedResponse& r : *list)
       if (r.date_offset >= 0) memcpy(r.bytes.data() + r.date_offset, date, kHttpDateLength);
 }

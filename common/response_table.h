@@ -49,6 +49,10 @@ struct PreparedResponse {
   // A template for a body known only per request (JSON echo): `bytes` is
   // the head alone, and the body's length in decimal goes here; else -1.
   int32_t length_offset = -1;
+  // The connection must close once this is sent: a fatal error, or a body
+  // ended by closing. Every variant of such an answer, the keep-alive ones
+  // included, is built in a close layout.
+  bool closes = false;
 };
 
 // What a request's method and path select.
@@ -92,7 +96,10 @@ class ResponseTable {
   const PreparedResponse& invalid_json(Variant v) const {
     return invalid_json_[static_cast<int>(v)];
   }
-  const PreparedResponse& route(int index, Variant v) const;
+  // The answer of route `index`; with `head`, the answer to HEAD, which for a
+  // body without a length is an entry of its own (the head alone, without
+  // a framing line), else the same entry, whose head_length bytes are sent.
+  const PreparedResponse& route(int index, Variant v, bool head = false) const;
   // One of kErrorStatuses; any other status answers as 400.
   const PreparedResponse& error(int status, Variant v) const;
   // The 405 for the path of route `path_route`: Allow lists that path's methods.
@@ -114,12 +121,19 @@ class ResponseTable {
     bool echo;
     uint64_t delay_us = 0;
     int not_allowed = -1;  // this path's 405 in not_allowed_, or -1: the persona's
+    int head = -1;         // its own HEAD answers in heads_, or -1: the GET answers' heads
   };
 
-  // Appends the kVariants responses of `status` with `body`. An `error`
-  // other than 404, 405 and 417 closes the connection; a `dynamic` response
-  // is a template whose body comes with each request.
-  void add(const Persona& persona, int status, const Body& body, bool error, bool dynamic,
+  // What add() builds from a body.
+  enum class Kind : uint8_t {
+    answer,    // the body, framed as it says
+    error,     // the body of an error status; one other than 404, 405 and 417 closes
+    dynamic,   // a template whose body (Content-Length framed) comes with each request
+    head_only  // the answer to HEAD: the head alone, without a framing line unless a length
+  };
+
+  // Appends the kVariants responses of `status` with `body`.
+  void add(const Persona& persona, int status, const Body& body, Kind kind,
            std::vector<PreparedResponse>& into);
   void add_not_allowed(const Persona& persona, const std::string& path);
 
@@ -130,6 +144,7 @@ class ResponseTable {
   std::vector<PreparedResponse> responses_;
   std::vector<PreparedResponse> invalid_json_;
   std::vector<PreparedResponse> not_allowed_;  // kVariants per path of the route file
+  std::vector<PreparedResponse> heads_;        // kVariants per route whose body has no length
 };
 
 }  // namespace hello

@@ -345,7 +345,11 @@ class Loader {
         route.method != HTTP_PUT && route.method != HTTP_PATCH)
       return fail(where,
                   fmt::format("routes[{}]: an echo route takes a body: POST, PUT or PATCH", index));
-    if (route.content_type.empty())
+    // A Content-Type of the file's own is among the headers, in its place.
+    bool own_type = std::any_of(route.headers.begin(), route.headers.end(), [](const auto& h) {
+      return equals_nocase(h.first, "content-type");
+    });
+    if (!own_type)
       route.content_type = route.kind == FileRoute::Kind::body ? default_type_ : "application/json";
     return true;
   }
@@ -379,11 +383,8 @@ class Loader {
            {"content-length", "transfer-encoding", "connection", "keep-alive", "date"})
         if (equals_nocase(name, reserved))
           return fail(at, fmt::format("header \"{}\" is the server's to send", name));
-      if (equals_nocase(name, "content-type")) {
-        route.content_type = content;  // replaces the persona's, in its place
-        continue;
-      }
-      if (sends(persona_head_, name))
+      // The persona sends Content-Type too, but one given here replaces it.
+      if (!equals_nocase(name, "content-type") && sends(persona_head_, name))
         return fail(at, fmt::format("header \"{}\" is one the persona already sends", name));
       for (const auto& [other, _] : route.headers)
         if (equals_nocase(name, other))

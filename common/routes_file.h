@@ -17,10 +17,13 @@ struct FileRoute {
   int method = 0;  // an llhttp_method_t
   std::string path;
   int status = 200;
-  // Sent in this order, after the persona's own headers. A Content-Type
-  // given here is not among them: it replaces the persona's in its place.
+  // Sent as given and in this order, where the persona puts extra headers.
+  // A Content-Type among them is sent in its place here, instead of the
+  // persona's Content-Type line.
   std::vector<std::pair<std::string, std::string>> headers;
-  std::string content_type;  // as given, or the default for the kind
+  // The value of the persona's Content-Type line: the default for the kind,
+  // or empty when `headers` holds the route's own Content-Type.
+  std::string content_type;
   Kind kind = Kind::body;
   std::string content;    // the body bytes, or the minified JSON; empty for echo
   uint64_t delay_us = 0;  // the answer waits this long ("delay"); 0: at once

@@ -194,12 +194,12 @@ Fed Session::resume(std::string& out) {
   HELLO_CHECK(state_ == State::deferred);
   out_ = &out;
   answered_ = 0;
-  answer_request(deferred_.variant, deferred_.head);
+  bool closes = answer_request(deferred_.variant, deferred_.head);
   out_ = nullptr;
   Fed fed;
   fed.answered = answered_;
   fed.consumed = 0;
-  if (deferred_.keep_alive) {
+  if (deferred_.keep_alive && !closes) {
     enter(State::idle);
     llhttp_resume(&parser_);
   } else {
@@ -414,7 +414,8 @@ HELLO_CALLBACK int Session::on_message_complete() {
       return HPE_PAUSED;
     }
   }
-  answer_request(v, head);
+  // A body without a length is ended by closing: its bytes say close.
+  if (answer_request(v, head)) keep_alive = false;
   if (keep_alive) {
     enter(State::idle);
     return 0;
@@ -424,7 +425,7 @@ HELLO_CALLBACK int Session::on_message_complete() {
   return HPE_PAUSED;
 }
 
-HELLO_CALLBACK void Session::answer_request(Variant v, bool head) {
+HELLO_CALLBACK bool Session::answer_request(Variant v, bool head) {
   stats_.requests.add();
   if (expect_unknown_)
     answer(table_.error(417, v), head, true);
@@ -434,8 +435,13 @@ HELLO_CALLBACK void Session::answer_request(Variant v, bool head) {
     answer(table_.not_allowed(path_route_, v), head, true);
   else if (echo_)
     answer_echo(v);
-  else
-    answer(table_.route(route_, v), head, true);
+  else {
+    const PreparedResponse& r = table_.route(route_, v, head);
+    answer(r, head, true);
+    // A body without a length is ended by closing; its bytes say close.
+    return r.closes;
+  }
+  return false;
 }
 
 void Session::answer_echo(Variant v) {

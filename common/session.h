@@ -81,8 +81,9 @@ class Session final : public Heart {
   // True if only blanks stand between `at` and the end of the previous line.
   bool after_line_end(const char* at) const;
   // The answer to the complete request, now or deferred: `route_` (or
-  // the 404, 405 or 417 the request earned) in variant `v`.
-  void answer_request(Variant v, bool head);
+  // the 404, 405 or 417 the request earned) in variant `v`. True if that
+  // answer ends the connection (a body framed by the close).
+  bool answer_request(Variant v, bool head);
   // `parsed`: the request line is known and goes into the log.
   void answer(const PreparedResponse& r, bool head_only, bool parsed);
   // A JSON echo route: the body parsed, and sent back minified (or 400).

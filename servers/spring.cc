@@ -1,10 +1,14 @@
 // Spring Boot with a @RestController on embedded Tomcat, port 10001.
-// Tomcat sends no reason phrase and announces its keep-alive timeout.
+// Tomcat sends no reason phrase, says nothing of a kept HTTP/1.1 connection
+// and announces its keep-alive timeout to HTTP/1.0 clients.
 #include "persona.h"
 
 namespace {
 
-constexpr hello::Body kJson{"application/json", "{\"hello\":\"world\"}"};
+// Spring's String converter sets the length; Jackson's flushes the JSON
+// without one, so Tomcat chunks it (and ends it by closing on HTTP/1.0).
+constexpr hello::Body kJson{
+    "application/json", "{\"hello\":\"world\"}", {}, hello::Framing::chunked};
 
 constexpr hello::Route kRoutes[] = {
     {"/", {"text/plain;charset=UTF-8", "Hello!!!"}},
@@ -19,9 +23,9 @@ constexpr hello::Persona kSpring{
         "Content-Type: {type}\r\n{extra}Content-Length: {length}\r\nDate: {date}\r\n"
         "{connection}",
     .reasons = hello::ReasonStyle::none,
-    .connection = {.keep_alive_10 = "Keep-Alive: timeout={timeout}\r\nConnection: keep-alive\r\n",
+    .connection = {.keep_alive_10 = "Connection: keep-alive\r\nKeep-Alive: timeout={timeout}\r\n",
                    .close_10 = "Connection: close\r\n",
-                   .keep_alive_11 = "Keep-Alive: timeout={timeout}\r\nConnection: keep-alive\r\n",
+                   .keep_alive_11 = "",
                    .close_11 = "Connection: close\r\n"},
     .allow_header = "Allow: GET, HEAD\r\n",
     .routes = kRoutes,

@@ -44,9 +44,12 @@ TEST(Routes, TheExampleFileIsAnsweredByteForByte) {
             sanic("200 OK", "application/json",
                   "Cache-Control: no-store\r\nX-Request-Source: hello-family\r\n",
                   R"({"status":"ready","version":[1,4,2],"features":{"echo":true}})"));
+  // The file's own Content-Type is sent as one of its headers, not in the
+  // persona's place.
   ASSERT_TRUE(c.send(get("/teapot")));
   EXPECT_EQ(c.read_response(),
-            sanic("418 I'm a teapot", "text/plain; charset=utf-8", "", "I'm a teapot"));
+            "HTTP/1.1 418 I'm a teapot\r\ncontent-length: 12\r\nconnection: keep-alive\r\n"
+            "Content-Type: text/plain; charset=utf-8\r\n\r\nI'm a teapot");
   // GET / of the file replaces the persona's; its /json stays.
   ASSERT_TRUE(c.send(get("/")));
   EXPECT_EQ(c.read_response(),
@@ -56,6 +59,23 @@ TEST(Routes, TheExampleFileIsAnsweredByteForByte) {
   ASSERT_TRUE(c.send(post(R"({ "a" : [1, 2] })")));
   EXPECT_EQ(c.read_response(), sanic("200 OK", "application/json", "", R"({"a":[1,2]})"));
   EXPECT_EQ(s.stop(), 0);
+}
+
+// Spring's head puts Content-Type before the extra headers; a file that
+// gives Content-Type after another header gets them in its own order.
+TEST(Routes, HeadersIncludingContentTypeAreSentInTheFileOrder) {
+  fs::path file =
+      fs::temp_directory_path() / ("order-routes-" + std::to_string(getpid()) + ".json");
+  std::ofstream(file) << R"({"routes": [{"method": "GET", "path": "/probe", "body": "probe",
+      "headers": [["X-Probe", "1"], ["Content-Type", "text/plain"]]}]})";
+  ServerProcess s("spring", {"--routes", file.string()});
+  Client c(s.port());
+  ASSERT_TRUE(c.send(get("/probe")));
+  EXPECT_EQ(mask_date(c.read_response()),
+            mask_date("HTTP/1.1 200 \r\nX-Probe: 1\r\nContent-Type: text/plain\r\n"
+                      "Content-Length: 5\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\n\r\nprobe"));
+  EXPECT_EQ(s.stop(), 0);
+  fs::remove(file);
 }
 
 TEST(Routes, EchoOverASocket) {

@@ -121,6 +121,144 @@ TEST(ResponseTable, AllowListsEveryMethodOfAPathSharedWithTheFile) {
             t.error(405, Variant::keep_alive_11).bytes);
 }
 
+// Tomcat's answer to a body written without a length: one chunk on
+// HTTP/1.1, where the connection stays as the client asked.
+TEST(ResponseTable, ChunkedBodyIsOneChunkOnHttp11) {
+  ResponseTable t(test::kTestFramedPersona, {});
+  t.set_date(784111777);
+  int chunked = t.find_route("/chunked");
+  const PreparedResponse& r = t.route(chunked, Variant::keep_alive_11);
+  EXPECT_EQ(r.bytes,
+            "HTTP/1.1 200 OK\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\n"
+            "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+            "11\r\n{\"hello\":\"world\"}\r\n0\r\n\r\n");
+  EXPECT_EQ(r.bytes.substr(r.head_length), "11\r\n{\"hello\":\"world\"}\r\n0\r\n\r\n");
+  EXPECT_FALSE(r.closes);
+  const PreparedResponse& close = t.route(chunked, Variant::close_11);
+  EXPECT_NE(head_of(close).find("Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"),
+            std::string::npos)
+      << close.bytes;
+  EXPECT_EQ(close.bytes.substr(close.head_length), r.bytes.substr(r.head_length));
+}
+
+// HTTP/1.0 has no chunks: the same body is ended by closing, even when the
+// client asked to keep the connection, and the keep-alive variant says close.
+TEST(ResponseTable, ChunkedBodyIsEndedByCloseOnHttp10) {
+  Persona p = test::kTestFramedPersona;
+  p.connection.close_10 = "Connection: close\r\n";
+  ResponseTable t(p, {});
+  t.set_date(784111777);
+  int chunked = t.find_route("/chunked");
+  for (Variant v : {Variant::keep_alive_10, Variant::close_10}) {
+    const PreparedResponse& r = t.route(chunked, v);
+    EXPECT_EQ(r.bytes,
+              "HTTP/1.1 200 OK\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\n"
+              "Content-Type: application/json\r\nConnection: close\r\n\r\n"
+              "{\"hello\":\"world\"}")
+        << static_cast<int>(v);
+    EXPECT_TRUE(r.closes) << static_cast<int>(v);
+  }
+}
+
+TEST(ResponseTable, CloseFramedBodyClosesInEveryVariant) {
+  ResponseTable t(test::kTestFramedPersona, {});
+  t.set_date(784111777);
+  int close = t.find_route("/close");
+  EXPECT_EQ(t.route(close, Variant::keep_alive_11).bytes,
+            "HTTP/1.1 200 OK\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\n"
+            "Content-Type: text/plain\r\nConnection: close\r\n\r\nbye");
+  EXPECT_EQ(t.route(close, Variant::close_11).bytes, t.route(close, Variant::keep_alive_11).bytes);
+  // The test persona's HTTP/1.0 close is silent: that is its close layout.
+  EXPECT_EQ(t.route(close, Variant::keep_alive_10).bytes,
+            "HTTP/1.1 200 OK\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\n"
+            "Content-Type: text/plain\r\n\r\nbye");
+  for (int i = 0; i < kVariants; ++i) {
+    const PreparedResponse& r = t.route(close, static_cast<Variant>(i));
+    EXPECT_TRUE(r.closes) << i;
+    EXPECT_EQ(r.bytes.substr(r.head_length), "bye") << i;
+  }
+  // A body with a length keeps the connection as the client asked.
+  EXPECT_FALSE(t.route(t.find_route("/"), Variant::keep_alive_11).closes);
+  EXPECT_FALSE(t.route(t.find_route("/"), Variant::keep_alive_10).closes);
+}
+
+// Tomcat's HEAD of a body without a length: no framing line, no body, and
+// the connection follows the usual rules (nothing needs the close).
+TEST(ResponseTable, HeadOfABodyWithoutLengthHasNoFramingLine) {
+  ResponseTable t(test::kTestFramedPersona, {});
+  t.set_date(784111777);
+  struct {
+    const char* path;
+    const char* type;
+  } cases[] = {{"/chunked", "application/json"}, {"/close", "text/plain"}};
+  for (const auto& c : cases) {
+    int route = t.find_route(c.path);
+    for (int i = 0; i < kVariants; ++i) {
+      Variant v = static_cast<Variant>(i);
+      const PreparedResponse& head = t.route(route, v, true);
+      EXPECT_EQ(head.head_length, head.bytes.size()) << c.path << i;
+      EXPECT_FALSE(head.closes) << c.path << i;
+      EXPECT_EQ(head.bytes.find("Transfer-Encoding"), std::string::npos) << c.path << i;
+      EXPECT_EQ(head.bytes.find("Content-Length"), std::string::npos) << c.path << i;
+    }
+    EXPECT_EQ(t.route(route, Variant::keep_alive_10, true).bytes,
+              "HTTP/1.1 200 OK\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\nContent-Type: " +
+                  std::string(c.type) + "\r\nConnection: keep-alive\r\n\r\n");
+    EXPECT_EQ(t.route(route, Variant::keep_alive_11, true).bytes,
+              "HTTP/1.1 200 OK\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\nContent-Type: " +
+                  std::string(c.type) + "\r\n\r\n");
+  }
+  // A body with a length: HEAD sends the head of the GET answer itself.
+  int root = t.find_route("/");
+  EXPECT_EQ(&t.route(root, Variant::keep_alive_11, true), &t.route(root, Variant::keep_alive_11));
+}
+
+TEST(ResponseTable, SetDatePatchesTheHeadAnswersToo) {
+  ResponseTable t(test::kTestFramedPersona, {});
+  t.set_date(784111777);
+  const PreparedResponse& head = t.route(t.find_route("/chunked"), Variant::keep_alive_11, true);
+  ASSERT_GE(head.date_offset, 0);
+  EXPECT_EQ(head.bytes.substr(head.date_offset, 29), "Sun, 06 Nov 1994 08:49:37 GMT");
+  t.set_date(0);
+  EXPECT_EQ(head.bytes.substr(head.date_offset, 29), "Thu, 01 Jan 1970 00:00:00 GMT");
+}
+
+TEST(ResponseTable, FatalErrorsCloseAndOthersDoNot) {
+  ResponseTable t(kTestPersona, {});
+  for (int i = 0; i < kVariants; ++i) {
+    Variant v = static_cast<Variant>(i);
+    EXPECT_TRUE(t.error(400, v).closes) << i;
+    EXPECT_TRUE(t.error(413, v).closes) << i;
+    EXPECT_FALSE(t.error(404, v).closes) << i;
+    EXPECT_FALSE(t.error(405, v).closes) << i;
+    EXPECT_FALSE(t.error(417, v).closes) << i;
+  }
+}
+
+// A route file's Content-Type is one of its headers, sent where the file
+// puts it among them; the persona's Content-Type line is left out.
+TEST(ResponseTable, FileContentTypeKeepsItsPlaceAmongTheFileHeaders) {
+  std::vector<FileRoute> file(2);
+  file[0].path = "/after";
+  file[0].headers = {{"X-Probe", "1"}, {"Content-Type", "text/csv"}};
+  file[1].path = "/before";
+  file[1].headers = {{"content-type", "text/csv"}, {"X-Probe", "1"}};
+  for (FileRoute& f : file) {
+    f.method = HTTP_GET;
+    f.content = "a,b";
+  }
+  TableOptions o;
+  o.routes = &file;
+  ResponseTable t(kTestPersona, o);
+  t.set_date(784111777);
+  EXPECT_EQ(t.route(t.find_route("/after"), Variant::keep_alive_11).bytes,
+            "HTTP/1.1 200 OK\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\nX-Probe: 1\r\n"
+            "Content-Type: text/csv\r\nContent-Length: 3\r\n\r\na,b");
+  EXPECT_EQ(t.route(t.find_route("/before"), Variant::keep_alive_11).bytes,
+            "HTTP/1.1 200 OK\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\ncontent-type: text/csv\r\n"
+            "X-Probe: 1\r\nContent-Length: 3\r\n\r\na,b");
+}
+
 TEST(ResponseTable, KeepAliveOptionOverridesAlwaysClose) {
   Persona p = kTestPersona;
   p.always_close = true;

@@ -61,10 +61,14 @@ TEST_F(RoutesFileTest, EveryFieldOfAGoodFile) {
   EXPECT_EQ(routes_[1].status, 201);
   EXPECT_EQ(routes_[1].kind, FileRoute::Kind::json);
   EXPECT_EQ(routes_[1].content, R"({"a":[1,2.5,"x y"],"b":null,"c":true})");
-  EXPECT_EQ(routes_[1].content_type, "application/vnd.x+json");
-  ASSERT_EQ(routes_[1].headers.size(), 2u);
+  // The route's own Content-Type stays in its place among the headers, and
+  // the persona's line gets no value.
+  EXPECT_EQ(routes_[1].content_type, "");
+  ASSERT_EQ(routes_[1].headers.size(), 3u);
   EXPECT_EQ(routes_[1].headers[0], std::make_pair(std::string("X-B"), std::string("2")));
-  EXPECT_EQ(routes_[1].headers[1], std::make_pair(std::string("X-A"), std::string("1")));
+  EXPECT_EQ(routes_[1].headers[1],
+            std::make_pair(std::string("Content-Type"), std::string("application/vnd.x+json")));
+  EXPECT_EQ(routes_[1].headers[2], std::make_pair(std::string("X-A"), std::string("1")));
 
   EXPECT_EQ(routes_[2].method, HTTP_POST);
   EXPECT_EQ(routes_[2].kind, FileRoute::Kind::echo);
@@ -170,6 +174,10 @@ INSTANTIATE_TEST_SUITE_P(
                 "{\"routes\": [{\"method\": \"GET\", \"path\": \"/\", \"body\": \"\",\n"
                 " \"headers\": [[\"server\", \"x\"]]}]}",
                 "persona already sends", "2:2"},
+        BadFile{"ContentTypeTwice",
+                "{\"routes\": [{\"method\": \"GET\", \"path\": \"/\", \"body\": \"\",\n"
+                " \"headers\": [[\"Content-Type\", \"a/b\"], [\"content-type\", \"c/d\"]]}]}",
+                "header \"content-type\" given twice", "2:2"},
         BadFile{"UnknownMethod",
                 "{\"routes\": [{\"method\": \"get\", \"path\": \"/\", \"body\": \"\"}]}",
                 "HTTP method", "1:14"},

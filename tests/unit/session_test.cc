@@ -461,5 +461,41 @@ TEST_F(NoHttp10KeepAliveTest, HeadNotAllowedIs405WithoutBody) {
   EXPECT_TRUE(open_);
 }
 
+class FramedSessionTest : public SessionTest {
+ protected:
+  FramedSessionTest() : SessionTest(test::kTestFramedPersona) {}
+  const PreparedResponse& answer(std::string_view path, Variant v, bool head = false) {
+    return table_.route(table_.find_route(path), v, head);
+  }
+};
+
+TEST_F(FramedSessionTest, ChunkedBodyKeepsAnHttp11Connection) {
+  EXPECT_EQ(feed("GET /chunked HTTP/1.1\r\nHost: a\r\n\r\n" + std::string(kGet11)),
+            answer("/chunked", Variant::keep_alive_11).bytes + route("/", Variant::keep_alive_11));
+  EXPECT_TRUE(open_);
+}
+
+// Asked to keep the connection, the session still closes after a body
+// that only the close can end, and answers nothing after it.
+TEST_F(FramedSessionTest, BodyEndedByCloseClosesWhateverTheClientAsked) {
+  EXPECT_EQ(feed("GET /chunked HTTP/1.0\r\nConnection: keep-alive\r\n\r\n" + std::string(kGet11)),
+            answer("/chunked", Variant::keep_alive_10).bytes);
+  EXPECT_FALSE(open_);
+  session_.reset();
+  EXPECT_EQ(feed("GET /close HTTP/1.1\r\nHost: a\r\n\r\n"),
+            answer("/close", Variant::keep_alive_11).bytes);
+  EXPECT_FALSE(open_);
+  EXPECT_TRUE(fed_.clean_end);
+}
+
+TEST_F(FramedSessionTest, HeadOfABodyWithoutLengthKeepsTheConnection) {
+  EXPECT_EQ(feed("HEAD /chunked HTTP/1.1\r\nHost: a\r\n\r\n"),
+            answer("/chunked", Variant::keep_alive_11, true).bytes);
+  EXPECT_TRUE(open_);
+  EXPECT_EQ(feed("HEAD /close HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"),
+            answer("/close", Variant::keep_alive_10, true).bytes);
+  EXPECT_TRUE(open_);
+}
+
 }  // namespace
 }  // namespace hello

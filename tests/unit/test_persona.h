@@ -48,4 +48,18 @@ inline constexpr Persona kTestPersona{
     .error_format = "{code} {reason}",
 };
 
+// The test persona with bodies that carry no length: one chunked, one
+// ended by closing the connection.
+inline constexpr Route kTestFramedRoutes[] = {
+    {"/", {"text/plain", "Hello!!!"}},
+    {"/chunked", {"application/json", "{\"hello\":\"world\"}", {}, Framing::chunked}},
+    {"/close", {"text/plain", "bye", {}, Framing::close}},
+};
+
+inline constexpr Persona kTestFramedPersona = [] {
+  Persona p = kTestPersona;
+  p.routes = kTestFramedRoutes;
+  return p;
+}();
+
 }  // namespace hello::test
