@@ -1,6 +1,8 @@
 #include "stats_report.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <simdjson.h>
 
 #include <string>
 #include <vector>
@@ -88,6 +90,68 @@ TEST(StatsReport, IntervalLineCountsRequestsPerSecondAndOpenConnections) {
   d.open = 2;
   EXPECT_EQ(interval_line({a, b}, {c, d}, 2.0),
             "stats: 200 req/s (w0 150, w1 50), 6 open connections\n");
+}
+
+// A value per field of kStatsFields that no other field has and that is
+// found in text only where it was printed.
+uint64_t value_of(size_t field) {
+  return 900001 + field;
+}
+
+TEST(StatsFields, SnapshotCopiesAndSumsEveryCounter) {
+  WorkerStats counters;
+  for (size_t i = 0; i < std::size(kStatsFields); ++i)
+    (counters.*kStatsFields[i].counter).add(value_of(i));
+  StatsSnapshot s = StatsSnapshot::of(counters);
+  StatsSnapshot twice = s;
+  twice += s;
+  for (size_t i = 0; i < std::size(kStatsFields); ++i) {
+    EXPECT_EQ(s.*kStatsFields[i].value, value_of(i)) << i;
+    EXPECT_EQ(twice.*kStatsFields[i].value, 2 * value_of(i)) << i;
+  }
+  // Nothing but the table's fields: a snapshot is its numbers.
+  EXPECT_EQ(sizeof(StatsSnapshot), std::size(kStatsFields) * sizeof(uint64_t));
+  EXPECT_EQ(sizeof(WorkerStats), std::size(kStatsFields) * sizeof(Counter));
+}
+
+// Every field the table reports is in both the summary text and the JSON,
+// where the table says; the live-only ones are in neither.
+TEST(StatsFields, EveryFieldAppearsInTheTextAndTheJson) {
+  StatsSnapshot s;
+  for (size_t i = 0; i < std::size(kStatsFields); ++i) s.*kStatsFields[i].value = value_of(i);
+  std::string text = summary_text({s});
+  std::string json = summary_json({s});
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(json).get(doc), simdjson::SUCCESS) << json;
+  simdjson::dom::element worker, total;
+  ASSERT_EQ(doc["workers"].at(0).get(worker), simdjson::SUCCESS) << json;
+  ASSERT_EQ(doc["total"].get(total), simdjson::SUCCESS) << json;
+
+  for (size_t i = 0; i < std::size(kStatsFields); ++i) {
+    const StatsField& f = kStatsFields[i];
+    std::string number = std::to_string(value_of(i));
+    if (f.shown == StatsShown::live_only) {
+      EXPECT_EQ(text.find(number), std::string::npos) << i;
+      EXPECT_EQ(json.find(number), std::string::npos) << i;
+      continue;
+    }
+    ASSERT_NE(f.text.find("{}"), std::string_view::npos) << f.text;
+    std::string shown = fmt::format(fmt::runtime(f.text), value_of(i));
+    // Once for the worker, once for the total.
+    size_t first = text.find(shown);
+    ASSERT_NE(first, std::string::npos) << shown << " not in\n" << text;
+    EXPECT_NE(text.find(shown, first + 1), std::string::npos) << shown << " once in\n" << text;
+    for (simdjson::dom::element o : {worker, total}) {
+      simdjson::dom::element in = o;
+      if (!f.json_object.empty()) {
+        ASSERT_EQ(o[f.json_object].get(in), simdjson::SUCCESS) << f.json_object;
+      }
+      uint64_t got = 0;
+      ASSERT_EQ(in[f.json_key].get(got), simdjson::SUCCESS) << f.json_key << " not in " << json;
+      EXPECT_EQ(got, value_of(i)) << f.json_key;
+    }
+  }
 }
 
 }  // namespace
