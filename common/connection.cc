@@ -4,10 +4,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cassert>
 #include <cstring>
 #include <utility>
 
+#include "check.h"
 #include "worker.h"
 
 namespace hello {
@@ -61,9 +61,8 @@ Connection::Connection(Worker& worker)
     : worker_(worker), peer_(worker.access_log() != nullptr ? new char[kPeerSize] : nullptr) {}
 
 void Connection::start(uv_stream_t* server) {
-  int rc = uv_tcp_init(worker_.loop(), &tcp_);
-  assert(rc == 0);  // uv_tcp_init without a socket cannot fail on Unix
-  (void)rc;
+  // uv_tcp_init without a socket cannot fail on Unix.
+  HELLO_CHECK_UV(uv_tcp_init(worker_.loop(), &tcp_));
   tcp_.data = this;
   if (uv_accept(server, stream()) != 0) {
     close();
@@ -73,9 +72,7 @@ void Connection::start(uv_stream_t* server) {
 }
 
 void Connection::adopt(uv_os_sock_t fd) {
-  int rc = uv_tcp_init(worker_.loop(), &tcp_);
-  assert(rc == 0);
-  (void)rc;
+  HELLO_CHECK_UV(uv_tcp_init(worker_.loop(), &tcp_));
   tcp_.data = this;
   if (uv_tcp_open(&tcp_, fd) != 0) {
     ::close(fd);
@@ -123,7 +120,7 @@ void Connection::drain() {
 
 // libuv has called back a cancelled write, if any, before this.
 void Connection::on_close() {
-  assert(pending_ == nullptr);
+  HELLO_CHECK(pending_ == nullptr);
   detach_session();
   worker_.release(this);
 }

@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cassert>
 #include <cctype>
 #include <cstring>
 
 #include <llhttp.h>
 
+#include "check.h"
 #include "http_date.h"
 
 namespace hello {
@@ -155,7 +155,7 @@ void ResponseTable::add(const Persona& persona, int status, const Body& body, bo
                           reason_in_style(status, persona.reasons), head);
     if (dynamic) {
       size_t at = r.bytes.find(kLengthMarker);
-      assert(at != std::string::npos);  // every persona head has {length}
+      HELLO_CHECK(at != std::string::npos);  // every persona head has {length}
       r.bytes.erase(at, kLengthMarker.size());
       r.length_offset = static_cast<int32_t>(at);
     }
@@ -175,7 +175,7 @@ int ResponseTable::find_route(std::string_view path) const {
 }
 
 const PreparedResponse& ResponseTable::route(int index, Variant v) const {
-  assert(index >= 0 && static_cast<size_t>(index) < routes_.size());
+  HELLO_CHECK(index >= 0 && static_cast<size_t>(index) < routes_.size());
   return responses_[index * kVariants + static_cast<int>(v)];
 }
 

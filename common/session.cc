@@ -5,9 +5,10 @@
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <cassert>
 #include <charconv>
 #include <cstring>
+
+#include "check.h"
 
 // The parser's callbacks are used only here, through the trampolines below:
 // one call from llhttp instead of two.
@@ -444,8 +445,7 @@ void Session::answer_echo(Variant v) {
   if (js.minified.size() < n) js.minified.resize(n);
   size_t length = 0;
   err = simdjson::minify(body_.data(), n, js.minified.data(), length);
-  assert(err == simdjson::SUCCESS);  // the parser has just accepted the same bytes
-  (void)err;
+  HELLO_CHECK(err == simdjson::SUCCESS);  // the parser has just accepted the same bytes
   answer_with(table_.route(route_, v), {js.minified.data(), length});
 }
 

@@ -10,9 +10,9 @@
 
 #include <fmt/format.h>
 
-#include <cassert>
 #include <cstring>
 
+#include "check.h"
 #include "connection.h"
 
 namespace hello {
@@ -63,14 +63,14 @@ int Worker::init() {
   if ((rc = uv_timer_init(&loop_, &date_timer_)) != 0) return rc;
   date_timer_.data = relisten_timer_.data = drain_timer_.data = this;
   // Cannot fail: a timer needs no descriptor.
-  uv_timer_init(&loop_, &relisten_timer_);
-  uv_timer_init(&loop_, &drain_timer_);
+  HELLO_CHECK_UV(uv_timer_init(&loop_, &relisten_timer_));
+  HELLO_CHECK_UV(uv_timer_init(&loop_, &drain_timer_));
   if ((rc = uv_async_init(&loop_, &command_async_, WorkerCallbacks::command)) != 0) {
     uv_close(reinterpret_cast<uv_handle_t*>(&date_timer_), WorkerCallbacks::closed);
     uv_close(reinterpret_cast<uv_handle_t*>(&relisten_timer_), WorkerCallbacks::closed);
     uv_close(reinterpret_cast<uv_handle_t*>(&drain_timer_), WorkerCallbacks::closed);
-    uv_run(&loop_, UV_RUN_DEFAULT);
-    uv_loop_close(&loop_);
+    HELLO_CHECK_UV(uv_run(&loop_, UV_RUN_DEFAULT));
+    HELLO_CHECK_UV(uv_loop_close(&loop_));
     loop_ready_ = false;
     return rc;
   }
@@ -88,16 +88,14 @@ Worker::~Worker() {
     // Never started, or startup failed: close what init() opened.
     command_ = 2;
     on_command();
-    uv_run(&loop_, UV_RUN_DEFAULT);
+    HELLO_CHECK_UV(uv_run(&loop_, UV_RUN_DEFAULT));
   }
   // The command handle outlives the loop, so that stop() from the main
   // thread never touches a closed handle; it is closed only now.
   uv_close(reinterpret_cast<uv_handle_t*>(&command_async_), WorkerCallbacks::closed);
-  uv_run(&loop_, UV_RUN_DEFAULT);
-  assert(live_ == nullptr);
-  int rc = uv_loop_close(&loop_);
-  assert(rc == 0);  // every handle is closed
-  (void)rc;
+  HELLO_CHECK_UV(uv_run(&loop_, UV_RUN_DEFAULT));
+  HELLO_CHECK(live_ == nullptr);
+  HELLO_CHECK_UV(uv_loop_close(&loop_));  // every handle is closed
 }
 
 int Worker::listen(const struct sockaddr* addr) {
@@ -157,9 +155,7 @@ void Worker::pause_accepting() {
 
 void Worker::on_listener_closed() {
   if (stopping_) return;
-  int rc = uv_timer_start(&relisten_timer_, WorkerCallbacks::relisten, kRelistenMs, 0);
-  assert(rc == 0);
-  (void)rc;
+  HELLO_CHECK_UV(uv_timer_start(&relisten_timer_, WorkerCallbacks::relisten, kRelistenMs, 0));
 }
 
 void Worker::on_relisten() {
@@ -203,9 +199,9 @@ void Worker::start(int cpu, uv_async_t* done) {
   thread_ = std::thread([this] {
     // uv_run returns once stop() has closed every handle; its result (the
     // number of handles still active) is then zero.
-    uv_run(&loop_, UV_RUN_DEFAULT);
+    HELLO_CHECK_UV(uv_run(&loop_, UV_RUN_DEFAULT));
     finished_ = true;
-    if (done_ != nullptr) uv_async_send(done_);
+    if (done_ != nullptr) HELLO_CHECK_UV(uv_async_send(done_));
   });
   if (cpu >= 0) {
     // Pinned from here, so the pinning is in place when start() returns.
@@ -225,7 +221,7 @@ void Worker::join() {
 void Worker::stop(bool force) {
   int level = force ? 2 : 1;
   if (command_.load() < level) command_.store(level);
-  uv_async_send(&command_async_);
+  HELLO_CHECK_UV(uv_async_send(&command_async_));
 }
 
 void Worker::on_command() {
@@ -236,12 +232,10 @@ void Worker::on_command() {
     if (listening_) uv_close(reinterpret_cast<uv_handle_t*>(&listener_), WorkerCallbacks::closed);
     listening_ = false;
     drop_kept_socket();
-    uv_timer_stop(&relisten_timer_);
+    HELLO_CHECK_UV(uv_timer_stop(&relisten_timer_));
     for (Connection* c = live_; c != nullptr; c = c->next) c->drain();
-    int rc =
-        uv_timer_start(&drain_timer_, WorkerCallbacks::drain_timer, kDrainCheckMs, kDrainCheckMs);
-    assert(rc == 0);
-    (void)rc;
+    HELLO_CHECK_UV(
+        uv_timer_start(&drain_timer_, WorkerCallbacks::drain_timer, kDrainCheckMs, kDrainCheckMs));
   }
   if (level >= 2)
     for (Connection* c = live_; c != nullptr; c = c->next) c->close();
@@ -383,9 +377,7 @@ void Worker::schedule_date_timer() {
   struct timeval tv;
   gettimeofday(&tv, nullptr);
   uint64_t ms = 1000 - static_cast<uint64_t>(tv.tv_usec / 1000) + 1;
-  int rc = uv_timer_start(&date_timer_, WorkerCallbacks::date_timer, ms, 0);
-  assert(rc == 0);
-  (void)rc;
+  HELLO_CHECK_UV(uv_timer_start(&date_timer_, WorkerCallbacks::date_timer, ms, 0));
   // The clock alone must not keep the loop alive once the rest is closed.
   uv_unref(reinterpret_cast<uv_handle_t*>(&date_timer_));
 }
