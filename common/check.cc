@@ -6,8 +6,8 @@
 namespace hello {
 
 void check_failed(const char* expr, const char* file, int line) {
-  fprintf(stderr, "%s:%d: check failed: %s\n", file, line, expr);
-  abort();
+  std::fprintf(stderr, "%s:%d: check failed: %s\n", file, line, expr);
+  std::abort();
 }
 
 }  // namespace hello

@@ -1,17 +1,24 @@
-// Invariants that stay checked in every build: unlike assert(), HELLO_CHECK
-// is never compiled out, so the tests, sanitizers and fuzzer (and a release
-// build) all stop at the first broken invariant instead of running on.
+// Invariants checked in every build, NDEBUG or not, like libuv's test
+// ASSERT: a broken invariant stops the process with the file, the line and
+// the expression, in the builds the tests and the fuzzer use as in the one
+// that is deployed. Not for errors a client or the system can cause: those
+// are answered or returned.
 #pragma once
 
 namespace hello {
 
-// Prints "file:line: check failed: expr" to stderr and aborts.
+// Prints "FILE:LINE: check failed: EXPR" to stderr and aborts.
 [[noreturn]] void check_failed(const char* expr, const char* file, int line);
 
 }  // namespace hello
 
-#define HELLO_CHECK(cond) \
-  ((cond) ? static_cast<void>(0) : ::hello::check_failed(#cond, __FILE__, __LINE__))
+// Aborts through check_failed() unless `cond` holds. `cond` is evaluated
+// exactly once.
+#define HELLO_CHECK(cond)                       \
+  (__builtin_expect(static_cast<bool>(cond), 1) \
+       ? static_cast<void>(0)                   \
+       : ::hello::check_failed(#cond, __FILE__, __LINE__))
 
-// A libuv call that cannot fail here (its result is still checked).
-#define HELLO_CHECK_UV(expr) HELLO_CHECK((expr) == 0)
+// Aborts unless `rc`, a libuv result, is 0: for calls that cannot fail
+// where they are made.
+#define HELLO_CHECK_UV(rc) HELLO_CHECK((rc) == 0)

@@ -4,6 +4,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "stats_fields.h"
+
 namespace hello {
 
 // Only its owning thread writes a Counter, so an increment is a relaxed
@@ -23,20 +25,11 @@ class Counter {
   std::atomic<uint64_t> v_{0};
 };
 
-// What one worker counts; the exit summary and --stats-json print these.
+// What one worker counts: a Counter per line of HELLO_STATS_FIELDS.
 struct WorkerStats {
-  Counter connections;           // accepted
-  Counter connections_rejected;  // closed at once: over --max-connections
-  Counter accept_errors;         // failed accepts, such as EMFILE
-  Counter open;                  // open now
-  Counter requests;
-  Counter bytes_in;
-  Counter bytes_out;
-  Counter responses_2xx;
-  Counter responses_4xx;
-  Counter responses_5xx;
-  Counter parse_errors;
-  Counter log_lines_dropped;
+#define HELLO_STATS_COUNTER(member, ...) Counter member;
+  HELLO_STATS_FIELDS(HELLO_STATS_COUNTER)
+#undef HELLO_STATS_COUNTER
 };
 
 }  // namespace hello

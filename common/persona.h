@@ -61,6 +61,8 @@ struct ConnectionHeaders {
 };
 
 struct Persona {
+  // A binary's name, summary and port come from its line of
+  // servers/personas.txt, as HELLO_PERSONA_NAME, _SUMMARY and _PORT.
   std::string_view name;     // "sanic": the binary is hello-sanic
   std::string_view summary;  // one line for --help
   uint16_t port;             // the framework's default port

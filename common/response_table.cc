@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cassert>
 #include <cctype>
 #include <cstring>
 
 #include <llhttp.h>
 
+#include "check.h"
 #include "http_date.h"
 
 namespace hello {
@@ -33,11 +33,11 @@ constexpr std::string_view kFramingMarker = "\x12\x13\x12\x13";
 // that holds `marker` with `line`.
 void replace_line(std::string& head, std::string_view marker, std::string_view line) {
   size_t at = head.find(marker);
-  assert(at != std::string::npos);  // every persona head has {type} and {length}
+  HELLO_CHECK(at != std::string::npos);  // every persona head has {type} and {length}
   size_t begin = head.rfind('\n', at);
   begin = begin == std::string::npos ? 0 : begin + 1;
   size_t end = head.find("\r\n", at);
-  assert(end != std::string::npos);
+  HELLO_CHECK(end != std::string::npos);
   head.replace(begin, end + 2 - begin, line);
 }
 
@@ -157,7 +157,7 @@ void ResponseTable::add_not_allowed(const Persona& persona, const std::string& p
 
 void ResponseTable::add(const Persona& persona, int status, const Body& body, Kind kind,
                         std::vector<PreparedResponse>& into) {
-  assert(kind != Kind::dynamic || body.framing == Framing::length);
+  HELLO_CHECK(kind != Kind::dynamic || body.framing == Framing::length);
   int timeout = keep_alive_timeout_;
   std::string extra(body.extra_headers);
   if (status == 405 && extra.empty()) extra = persona.allow_header;
@@ -198,7 +198,7 @@ void ResponseTable::add(const Persona& persona, int status, const Body& body, Ki
                           reason_in_style(status, persona.reasons), head);
     if (kind == Kind::dynamic) {
       size_t at = r.bytes.find(kLengthMarker);
-      assert(at != std::string::npos);  // every persona head has {length}
+      HELLO_CHECK(at != std::string::npos);  // every persona head has {length}
       r.bytes.erase(at, kLengthMarker.size());
       r.length_offset = static_cast<int32_t>(at);
     }
@@ -220,7 +220,7 @@ int ResponseTable::find_route(std::string_view path) const {
 }
 
 const PreparedResponse& ResponseTable::route(int index, Variant v, bool head) const {
-  assert(index >= 0 && static_cast<size_t>(index) < routes_.size());
+  HELLO_CHECK(index >= 0 && static_cast<size_t>(index) < routes_.size());
   if (head && routes_[index].head >= 0)
     return heads_[routes_[index].head * kVariants + static_cast<int>(v)];
   return responses_[index * kVariants + static_cast<int>(v)];

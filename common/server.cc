@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "access_log.h"
+#include "check.h"
 #include "control.h"
 #include "duration.h"
 #include "persona.h"
@@ -63,10 +64,10 @@ constexpr int kExitStartup = 1;
 std::string address_text(const struct sockaddr* sa, int port) {
   char ip[INET6_ADDRSTRLEN] = "";
   if (sa->sa_family == AF_INET6) {
-    uv_ip6_name(reinterpret_cast<const struct sockaddr_in6*>(sa), ip, sizeof ip);
+    HELLO_CHECK_UV(uv_ip6_name(reinterpret_cast<const struct sockaddr_in6*>(sa), ip, sizeof ip));
     return fmt::format("[{}]:{}", ip, port);
   }
-  uv_ip4_name(reinterpret_cast<const struct sockaddr_in*>(sa), ip, sizeof ip);
+  HELLO_CHECK_UV(uv_ip4_name(reinterpret_cast<const struct sockaddr_in*>(sa), ip, sizeof ip));
   return fmt::format("{}:{}", ip, port);
 }
 

@@ -2,42 +2,35 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
+
 namespace hello {
 
 namespace {
 
-// Each counter and the snapshot field that copies it, so that copying and
-// summing walk one list instead of repeating every name.
-struct Field {
-  Counter WorkerStats::*counter;
-  uint64_t StatsSnapshot::*value;
-};
-
-constexpr Field kFields[] = {
-    {&WorkerStats::connections, &StatsSnapshot::connections},
-    {&WorkerStats::connections_rejected, &StatsSnapshot::connections_rejected},
-    {&WorkerStats::accept_errors, &StatsSnapshot::accept_errors},
-    {&WorkerStats::open, &StatsSnapshot::open},
-    {&WorkerStats::requests, &StatsSnapshot::requests},
-    {&WorkerStats::bytes_in, &StatsSnapshot::bytes_in},
-    {&WorkerStats::bytes_out, &StatsSnapshot::bytes_out},
-    {&WorkerStats::responses_2xx, &StatsSnapshot::responses_2xx},
-    {&WorkerStats::responses_4xx, &StatsSnapshot::responses_4xx},
-    {&WorkerStats::responses_5xx, &StatsSnapshot::responses_5xx},
-    {&WorkerStats::parse_errors, &StatsSnapshot::parse_errors},
-    {&WorkerStats::log_lines_dropped, &StatsSnapshot::log_lines_dropped},
-};
+// The JSON writer closes a nested object when the next field is not in it,
+// so the fields of one object must be adjacent.
+constexpr bool json_objects_adjacent() {
+  for (size_t i = 1; i < std::size(kStatsFields); ++i) {
+    std::string_view object = kStatsFields[i].json_object;
+    if (object.empty() || object == kStatsFields[i - 1].json_object) continue;
+    for (size_t j = 0; j + 1 < i; ++j)
+      if (kStatsFields[j].json_object == object) return false;
+  }
+  return true;
+}
+static_assert(json_objects_adjacent(), "HELLO_STATS_FIELDS: split JSON object");
 
 }  // namespace
 
 StatsSnapshot StatsSnapshot::of(const WorkerStats& s) {
   StatsSnapshot r;
-  for (const Field& f : kFields) r.*f.value = (s.*f.counter).get();
+  for (const StatsField& f : kStatsFields) r.*f.value = (s.*f.counter).get();
   return r;
 }
 
 StatsSnapshot& StatsSnapshot::operator+=(const StatsSnapshot& o) {
-  for (const Field& f : kFields) this->*f.value += o.*f.value;
+  for (const StatsField& f : kStatsFields) this->*f.value += o.*f.value;
   return *this;
 }
 
@@ -50,26 +43,41 @@ StatsSnapshot total_of(const std::vector<StatsSnapshot>& workers) {
 }
 
 std::string text_row(const std::string& who, const StatsSnapshot& s) {
-  std::string row = fmt::format(
-      "{:>9}: {} connections, {} requests, {} bytes in, {} bytes out, 2xx {}, 4xx {}, 5xx {}, "
-      "{} parse errors, {} log lines dropped",
-      who, s.connections, s.requests, s.bytes_in, s.bytes_out, s.responses_2xx, s.responses_4xx,
-      s.responses_5xx, s.parse_errors, s.log_lines_dropped);
-  // Only worth a mention when they happened.
-  if (s.connections_rejected > 0)
-    row += fmt::format(", {} connections rejected", s.connections_rejected);
-  if (s.accept_errors > 0) row += fmt::format(", {} accept errors", s.accept_errors);
+  std::string row = fmt::format("{:>9}:", who);
+  const char* separator = " ";
+  for (const StatsField& f : kStatsFields) {
+    uint64_t value = s.*f.value;
+    if (f.shown == StatsShown::live_only || (f.shown == StatsShown::if_nonzero && value == 0))
+      continue;
+    row += separator;
+    row += fmt::format(fmt::runtime(f.text), value);
+    separator = ", ";
+  }
   return row + "\n";
 }
 
 std::string json_fields(const StatsSnapshot& s) {
-  return fmt::format(
-      "\"connections\": {}, \"requests\": {}, \"bytes_in\": {}, \"bytes_out\": {}, "
-      "\"responses\": {{\"2xx\": {}, \"4xx\": {}, \"5xx\": {}}}, \"parse_errors\": {}, "
-      "\"log_lines_dropped\": {}, \"connections_rejected\": {}, \"accept_errors\": {}",
-      s.connections, s.requests, s.bytes_in, s.bytes_out, s.responses_2xx, s.responses_4xx,
-      s.responses_5xx, s.parse_errors, s.log_lines_dropped, s.connections_rejected,
-      s.accept_errors);
+  std::string out;
+  std::string_view object;  // the nested object open now, "" for none
+  bool first = true;        // the next member is the first of its object
+  for (const StatsField& f : kStatsFields) {
+    if (f.shown == StatsShown::live_only) continue;
+    if (f.json_object != object) {
+      if (!object.empty()) {
+        out += '}';
+        first = false;
+      }
+      if (!f.json_object.empty()) {
+        out += fmt::format("{}\"{}\": {{", first ? "" : ", ", f.json_object);
+        first = true;
+      }
+      object = f.json_object;
+    }
+    out += fmt::format("{}\"{}\": {}", first ? "" : ", ", f.json_key, s.*f.value);
+    first = false;
+  }
+  if (!object.empty()) out += '}';
+  return out;
 }
 
 }  // namespace

@@ -4,29 +4,41 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "counter.h"
 
 namespace hello {
 
-// A plain copy of WorkerStats at one moment.
+// A plain copy of WorkerStats at one moment: a number per line of
+// HELLO_STATS_FIELDS.
 struct StatsSnapshot {
-  uint64_t connections = 0;
-  uint64_t connections_rejected = 0;
-  uint64_t accept_errors = 0;
-  uint64_t open = 0;
-  uint64_t requests = 0;
-  uint64_t bytes_in = 0;
-  uint64_t bytes_out = 0;
-  uint64_t responses_2xx = 0;
-  uint64_t responses_4xx = 0;
-  uint64_t responses_5xx = 0;
-  uint64_t parse_errors = 0;
-  uint64_t log_lines_dropped = 0;
+#define HELLO_STATS_VALUE(member, ...) uint64_t member = 0;
+  HELLO_STATS_FIELDS(HELLO_STATS_VALUE)
+#undef HELLO_STATS_VALUE
 
   static StatsSnapshot of(const WorkerStats& s);
   StatsSnapshot& operator+=(const StatsSnapshot& o);
+};
+
+// One line of HELLO_STATS_FIELDS: where the counter lives and how it is
+// reported.
+struct StatsField {
+  Counter WorkerStats::*counter;
+  uint64_t StatsSnapshot::*value;
+  std::string_view json_object;  // the object it is nested in, "" for none
+  std::string_view json_key;
+  std::string_view text;  // its part of a summary line, {} standing for the number
+  StatsShown shown;
+};
+
+// Every counter, in the order the summary and the JSON print them.
+inline constexpr StatsField kStatsFields[] = {
+#define HELLO_STATS_FIELD(member, object, key, text, shown) \
+  {&WorkerStats::member, &StatsSnapshot::member, object, key, text, StatsShown::shown},
+    HELLO_STATS_FIELDS(HELLO_STATS_FIELD)
+#undef HELLO_STATS_FIELD
 };
 
 // "stats: 12000 req/s (w0 6100, w1 5900), 64 open connections", from two

@@ -72,8 +72,8 @@ int Worker::init() {
     uv_close(reinterpret_cast<uv_handle_t*>(&relisten_timer_), WorkerCallbacks::closed);
     uv_close(reinterpret_cast<uv_handle_t*>(&drain_timer_), WorkerCallbacks::closed);
     timers_.close();
-    uv_run(&loop_, UV_RUN_DEFAULT);
-    uv_loop_close(&loop_);
+    HELLO_CHECK_UV(uv_run(&loop_, UV_RUN_DEFAULT));
+    HELLO_CHECK_UV(uv_loop_close(&loop_));
     loop_ready_ = false;
     return rc;
   }
@@ -91,12 +91,12 @@ Worker::~Worker() {
     // Never started, or startup failed: close what init() opened.
     command_ = 2;
     on_command();
-    uv_run(&loop_, UV_RUN_DEFAULT);
+    HELLO_CHECK_UV(uv_run(&loop_, UV_RUN_DEFAULT));
   }
   // The command handle outlives the loop, so that stop() from the main
   // thread never touches a closed handle; it is closed only now.
   uv_close(reinterpret_cast<uv_handle_t*>(&command_async_), WorkerCallbacks::closed);
-  uv_run(&loop_, UV_RUN_DEFAULT);
+  HELLO_CHECK_UV(uv_run(&loop_, UV_RUN_DEFAULT));
   HELLO_CHECK(live_ == nullptr);
   HELLO_CHECK_UV(uv_loop_close(&loop_));  // every handle is closed
 }
@@ -202,9 +202,9 @@ void Worker::start(int cpu, uv_async_t* done) {
   thread_ = std::thread([this] {
     // uv_run returns once stop() has closed every handle; its result (the
     // number of handles still active) is then zero.
-    uv_run(&loop_, UV_RUN_DEFAULT);
+    HELLO_CHECK_UV(uv_run(&loop_, UV_RUN_DEFAULT));
     finished_ = true;
-    if (done_ != nullptr) uv_async_send(done_);
+    if (done_ != nullptr) HELLO_CHECK_UV(uv_async_send(done_));
   });
   if (cpu >= 0) {
     // Pinned from here, so the pinning is in place when start() returns.
@@ -224,7 +224,7 @@ void Worker::join() {
 void Worker::stop(bool force) {
   int level = force ? 2 : 1;
   if (command_.load() < level) command_.store(level);
-  uv_async_send(&command_async_);
+  HELLO_CHECK_UV(uv_async_send(&command_async_));
 }
 
 void Worker::on_command() {

@@ -1,4 +1,4 @@
-// aiohttp 3.8 with web.Response(text=...) and web.json_response, port 8080.
+// aiohttp 3.8 with web.Response(text=...) and web.json_response.
 // It answers HTTP/1.0 with an HTTP/1.0 status line.
 #include "persona.h"
 
@@ -12,9 +12,9 @@ constexpr hello::Route kRoutes[] = {
 };
 
 constexpr hello::Persona kAiohttp{
-    .name = "aiohttp",
-    .summary = "answers like aiohttp 3.8 web.Response and json_response",
-    .port = 8080,
+    .name = HELLO_PERSONA_NAME,
+    .summary = HELLO_PERSONA_SUMMARY,
+    .port = HELLO_PERSONA_PORT,
     .head =
         "Content-Type: {type}\r\n{extra}Content-Length: {length}\r\nDate: {date}\r\n"
         "Server: Python/3.11 aiohttp/3.8.4\r\n{connection}",

@@ -1,13 +1,13 @@
-// Flask 2.2 on Werkzeug's development server (app.run()), port 5000.
+// Flask 2.2 on Werkzeug's development server (app.run()).
 // It closes every connection, even HTTP/1.1 ones.
 #include "werkzeug.h"
 
 namespace {
 
 constexpr hello::Persona kFlask{
-    .name = "flask",
-    .summary = "answers like Flask 2.2 on the Werkzeug development server",
-    .port = 5000,
+    .name = HELLO_PERSONA_NAME,
+    .summary = HELLO_PERSONA_SUMMARY,
+    .port = HELLO_PERSONA_PORT,
     .head =
         "Server: Werkzeug/2.2.2 Python/3.11.2\r\nDate: {date}\r\nContent-Type: {type}\r\n"
         "{extra}Content-Length: {length}\r\n{connection}",

@@ -11,9 +11,9 @@ constexpr hello::Route kRoutes[] = {
 };
 
 constexpr hello::Persona kFloor{
-    .name = "floor",
-    .summary = "calibration floor: answers every CRLF CRLF with fixed bytes, parses nothing",
-    .port = 8999,
+    .name = HELLO_PERSONA_NAME,
+    .summary = HELLO_PERSONA_SUMMARY,
+    .port = HELLO_PERSONA_PORT,
     .head = "content-length: {length}\r\ncontent-type: {type}\r\n",
     .connection = {},
     .no_parsing = true,

@@ -1,13 +1,13 @@
-// The same Flask app under gunicorn 20.1 with one sync worker, port 5000.
+// The same Flask app under gunicorn 20.1 with one sync worker.
 // The sync worker closes every connection and answers HTTP/1.0 in kind.
 #include "werkzeug.h"
 
 namespace {
 
 constexpr hello::Persona kGunicorn{
-    .name = "gunicorn",
-    .summary = "answers like Flask 2.2 under gunicorn 20.1 (sync worker)",
-    .port = 5000,
+    .name = HELLO_PERSONA_NAME,
+    .summary = HELLO_PERSONA_SUMMARY,
+    .port = HELLO_PERSONA_PORT,
     .head =
         "Server: gunicorn\r\nDate: {date}\r\n{connection}Content-Type: {type}\r\n"
         "{extra}Content-Length: {length}\r\n",

@@ -1,4 +1,4 @@
-// Sanic 21/22 with text() and json(), port 5001. Lower-case headers in the
+// Sanic 21/22 with text() and json(). Lower-case headers in the
 // order of Sanic's http1_response_header, and HTTP/1.1 even to HTTP/1.0.
 #include "persona.h"
 
@@ -12,9 +12,9 @@ constexpr hello::Route kRoutes[] = {
 };
 
 constexpr hello::Persona kSanic{
-    .name = "sanic",
-    .summary = "answers like Sanic 21/22 with text() and json()",
-    .port = 5001,
+    .name = HELLO_PERSONA_NAME,
+    .summary = HELLO_PERSONA_SUMMARY,
+    .port = HELLO_PERSONA_PORT,
     .head = "content-length: {length}\r\n{connection}content-type: {type}\r\n{extra}",
     .connection = {.keep_alive_10 = "connection: keep-alive\r\n",
                    .close_10 = "connection: close\r\n",

@@ -1,4 +1,4 @@
-// Spring Boot with a @RestController on embedded Tomcat, port 10001.
+// Spring Boot with a @RestController on embedded Tomcat.
 // Tomcat sends no reason phrase, says nothing of a kept HTTP/1.1 connection
 // and announces its keep-alive timeout to HTTP/1.0 clients.
 #include "persona.h"
@@ -16,9 +16,9 @@ constexpr hello::Route kRoutes[] = {
 };
 
 constexpr hello::Persona kSpring{
-    .name = "spring",
-    .summary = "answers like Spring Boot on embedded Tomcat",
-    .port = 10001,
+    .name = HELLO_PERSONA_NAME,
+    .summary = HELLO_PERSONA_SUMMARY,
+    .port = HELLO_PERSONA_PORT,
     .head =
         "Content-Type: {type}\r\n{extra}Content-Length: {length}\r\nDate: {date}\r\n"
         "{connection}",

@@ -1,4 +1,4 @@
-// Starlette 0.26 on uvicorn 0.17, port 8000. uvicorn writes lower-case
+// Starlette 0.26 on uvicorn 0.17. uvicorn writes lower-case
 // headers, date first, and does not keep HTTP/1.0 connections alive.
 #include "persona.h"
 
@@ -13,9 +13,9 @@ constexpr hello::Route kRoutes[] = {
 };
 
 constexpr hello::Persona kStarlette{
-    .name = "starlette",
-    .summary = "answers like Starlette 0.26 on uvicorn 0.17",
-    .port = 8000,
+    .name = HELLO_PERSONA_NAME,
+    .summary = HELLO_PERSONA_SUMMARY,
+    .port = HELLO_PERSONA_PORT,
     .head =
         "date: {date}\r\nserver: uvicorn\r\n{extra}content-length: {length}\r\n"
         "content-type: {type}\r\n{connection}",

@@ -1,4 +1,4 @@
-// Tornado 6 with a RequestHandler that calls self.write(), port 9093.
+// Tornado 6 with a RequestHandler that calls self.write().
 // Without a head() method Tornado answers HEAD with 405.
 #include "persona.h"
 
@@ -17,9 +17,9 @@ constexpr hello::Route kRoutes[] = {
 };
 
 constexpr hello::Persona kTornado{
-    .name = "tornado",
-    .summary = "answers like Tornado 6.0 with RequestHandler.write()",
-    .port = 9093,
+    .name = HELLO_PERSONA_NAME,
+    .summary = HELLO_PERSONA_SUMMARY,
+    .port = HELLO_PERSONA_PORT,
     .head =
         "Server: TornadoServer/6.0.2\r\nContent-Type: {type}\r\nDate: {date}\r\n"
         "{extra}Content-Length: {length}\r\n{connection}",

@@ -3,6 +3,8 @@ import csv
 import json
 import os
 
+from .targets import CALIBRATION
+
 # Published figures of the articles (shared/articles), for the rows of
 # frameworks that cannot run here and for side-by-side tables.
 ARTICLES = {
@@ -75,7 +77,7 @@ def cell_table(cells):
         lat = " / ".join(_fmt(c.get(k), 2) for k in ("p50_ms", "p90_ms", "p99_ms"))
         cpu = c.get("cpu_us_per_request")
         lines.append(f"| {c['target']} | {c['workers']} | {c['tool']} | {c['mode']} | {_fmt(c.get('rps'))} | {lat} | "
-                     f"{_fmt(cpu, 1)} | {_ratio(cpu, _reference(cells, c, 'floor', 'persona'))} | "
+                     f"{_fmt(cpu, 1)} | {_ratio(cpu, _reference(cells, c, CALIBRATION, 'persona'))} | "
                      f"{_ratio(cpu, _reference(cells, c, 'nginx', 'peer'))} | {_fmt(c.get('peak_rss_kib'))} | "
                      f"{c.get('clean_runs', 0)}/{c.get('runs', 0)} | {c.get('error') or ''} |")
     return "\n".join(lines)
@@ -144,7 +146,7 @@ def performance_table(meta, cells):
     perf = meta.get("performance")
     if not perf:
         return ""
-    personas = sorted({c["name"] for c in cells if c["kind"] == "persona" and c["name"] != "floor"
+    personas = sorted({c["name"] for c in cells if c["kind"] == "persona" and c["name"] != CALIBRATION
                        and not c.get("variant")})
     rows = []
 
@@ -166,10 +168,10 @@ def performance_table(meta, cells):
         return out
 
     row("CPU/request, keep-alive (wrk -c64), vs hello-floor", "≤ 1.03", 1.03,
-        ratios("wrk", "keepalive", "floor", "persona"))
+        ratios("wrk", "keepalive", CALIBRATION, "persona"))
     row("CPU/request, keep-alive (wrk -c64), vs nginx", "≤ 1.0", 1.0, ratios("wrk", "keepalive", "nginx", "peer"))
     row("CPU/request, 16-deep pipelining (wrk -c64), vs hello-floor", "≤ 1.15", 1.15,
-        ratios("wrk", "pipeline", "floor", "persona"))
+        ratios("wrk", "pipeline", CALIBRATION, "persona"))
     row("CPU/request, 16-deep pipelining (wrk -c64), vs nginx", "≤ 0.15", 0.15,
         ratios("wrk", "pipeline", "nginx", "peer"))
     row("CPU/request, HTTP/1.0 one request per connection (ab -c100), vs nginx", "≤ 1.0", 1.0,

@@ -12,15 +12,42 @@ import socket
 import subprocess
 import tempfile
 import time
+from typing import NamedTuple
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PEERS = os.path.join(ROOT, "scripts", "peers")
+PERSONAS_FILE = os.path.join(ROOT, "servers", "personas.txt")
 # The real frameworks are Debian's packages, importable by Debian's python3.
 PYTHON = "/usr/bin/python3"
 
-PERSONA_PORTS = {"flask": 5000, "gunicorn": 5000, "sanic": 5001, "tornado": 9093,
-                 "spring": 10001, "aiohttp": 8080, "starlette": 8000, "floor": 8999}
-# The path each article measured.
+
+class PersonaInfo(NamedTuple):
+    """One line of servers/personas.txt."""
+    name: str
+    port: int
+    kind: str  # "framework", or "calibration" for hello-floor
+    summary: str
+
+
+def read_personas(path=PERSONAS_FILE):
+    """Every persona of servers/personas.txt, in its order."""
+    personas = []
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip() or line.startswith("#"):
+                continue
+            fields = line.split(None, 3)
+            if len(fields) != 4 or not fields[1].isdigit() or fields[2] not in ("framework", "calibration"):
+                raise ValueError(f"{path}:{number}: not NAME PORT KIND SUMMARY: {line.strip()!r}")
+            personas.append(PersonaInfo(fields[0], int(fields[1]), fields[2], fields[3].strip()))
+    return personas
+
+
+_PERSONAS = read_personas()
+PERSONAS = [p.name for p in _PERSONAS]
+# hello-floor: every target's CPU per request is reported against it.
+CALIBRATION = next(p.name for p in _PERSONAS if p.kind == "calibration")
+# The path each article measured, for the persona and the real framework alike.
 PERSONA_PATHS = {"aiohttp": "/index", "starlette": "/index"}
 
 
@@ -227,7 +254,7 @@ def peers(**kw):
         Peer("flask", [PYTHON, "flask_app.py"], "/", max_workers=1, **kw),
         Peer("gunicorn", ["/usr/bin/gunicorn", "-w", "@WORKERS@", "-b", "127.0.0.1:@PORT@", "flask_app:app"], "/", **kw),
         Peer("tornado", [PYTHON, "tornado_app.py"], "/", **kw),
-        Peer("aiohttp", [PYTHON, "aiohttp_app.py"], "/index", max_workers=1, **kw),
-        Peer("starlette", [PYTHON, "starlette_app.py"], "/index", max_workers=1, **kw),
+        Peer("aiohttp", [PYTHON, "aiohttp_app.py"], PERSONA_PATHS["aiohttp"], max_workers=1, **kw),
+        Peer("starlette", [PYTHON, "starlette_app.py"], PERSONA_PATHS["starlette"], max_workers=1, **kw),
         Nginx("nginx", path="/", **kw),
     ]

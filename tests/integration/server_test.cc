@@ -155,5 +155,18 @@ TEST(Server, HelpAndVersionExit0) {
   EXPECT_EQ(version.out.rfind("hello-tornado ", 0), 0u) << version.out;
 }
 
+// Each binary takes its name, summary and default port from its line of
+// servers/personas.txt.
+TEST(Server, HelpSaysThePersonasLine) {
+  std::vector<PersonaInfo> personas = read_personas();
+  ASSERT_FALSE(personas.empty());
+  for (const PersonaInfo& p : personas) {
+    RunResult help = run_binary(binary_path(p.name), {"--help"});
+    EXPECT_EQ(help.exit_code, 0) << p.name;
+    EXPECT_EQ(help.out.rfind("hello-" + p.name + ": " + p.summary + "\n", 0), 0u) << help.out;
+    EXPECT_NE(help.out.find("]=" + std::to_string(p.port) + "\n"), std::string::npos) << help.out;
+  }
+}
+
 }  // namespace
 }  // namespace hello::test

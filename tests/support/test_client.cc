@@ -79,6 +79,21 @@ std::string binary_path(const std::string& persona) {
   return std::string(HELLO_BINARY_DIR) + "/hello-" + persona;
 }
 
+std::vector<PersonaInfo> read_personas() {
+  std::vector<PersonaInfo> personas;
+  std::ifstream f(HELLO_PERSONAS_FILE);
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    PersonaInfo p;
+    fields >> p.name >> p.port >> p.kind >> std::ws;
+    std::getline(fields, p.summary);
+    personas.push_back(p);
+  }
+  return personas;
+}
+
 ServerProcess::ServerProcess(const std::string& persona, const std::vector<std::string>& flags) {
   std::vector<std::string> args = {"-H", "127.0.0.1"};
   if (std::find(flags.begin(), flags.end(), "-p") == flags.end())

@@ -60,6 +60,16 @@ RunResult run_binary(const std::string& binary, const std::vector<std::string>& 
 // Path of the hello-NAME binary in the build tree.
 std::string binary_path(const std::string& persona);
 
+// One line of servers/personas.txt, the list of personas.
+struct PersonaInfo {
+  std::string name;
+  int port = 0;
+  std::string kind;  // "framework", or "calibration" for hello-floor
+  std::string summary;
+};
+// Every line of servers/personas.txt, in its order; empty if it cannot be read.
+std::vector<PersonaInfo> read_personas();
+
 class Client {
  public:
   explicit Client(int port);
