@@ -325,44 +325,25 @@ void Worker::release(Connection* c) {
 }
 
 Heart* Worker::acquire_heart() {
-  if (spare_hearts_.empty()) {
-    if (table_.policy().no_parsing)
-      hearts_.push_back(std::make_unique<FloorSession>(table_, stats_));
-    else
-      hearts_.push_back(
-          std::make_unique<Session>(table_, stats_, access_log_.get(), options_.limits));
-    return hearts_.back().get();
-  }
-  Heart* h = spare_hearts_.back();
-  spare_hearts_.pop_back();
-  return h;
+  return hearts_.acquire([this]() -> std::unique_ptr<Heart> {
+    if (table_.policy().no_parsing) return std::make_unique<FloorSession>(table_, stats_);
+    return std::make_unique<Session>(table_, stats_, access_log_.get(), options_.limits);
+  });
 }
 
 HeldInput* Worker::acquire_held() {
-  if (spare_helds_.empty()) {
-    helds_.push_back(std::make_unique<HeldInput>());
-    return helds_.back().get();
-  }
-  HeldInput* h = spare_helds_.back();
-  spare_helds_.pop_back();
-  return h;
+  return helds_.acquire([] { return std::make_unique<HeldInput>(); });
 }
 
 void Worker::release_held(HeldInput* h) {
   h->bytes.clear();
   h->offset = 0;
   if (h->bytes.capacity() > kPooledCapacity) std::string().swap(h->bytes);
-  spare_helds_.push_back(h);
+  helds_.release(h);
 }
 
 PendingWrite* Worker::acquire_write() {
-  if (spare_writes_.empty()) {
-    writes_.push_back(std::make_unique<PendingWrite>());
-    return writes_.back().get();
-  }
-  PendingWrite* w = spare_writes_.back();
-  spare_writes_.pop_back();
-  return w;
+  return writes_.acquire([] { return std::make_unique<PendingWrite>(); });
 }
 
 // A write that once queued a lot for a slow client gives the memory back
@@ -372,7 +353,7 @@ void Worker::release_write(PendingWrite* w) {
   w->backlog.clear();
   if (w->queued.capacity() > kPooledCapacity) std::string().swap(w->queued);
   if (w->backlog.capacity() > kPooledCapacity) std::string().swap(w->backlog);
-  spare_writes_.push_back(w);
+  writes_.release(w);
 }
 
 void Worker::on_drain_timer() {

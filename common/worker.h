@@ -14,6 +14,7 @@
 #include "access_log.h"
 #include "connection.h"
 #include "counter.h"
+#include "pool.h"
 #include "response_table.h"
 #include "session.h"
 #include "timer_queue.h"
@@ -72,7 +73,7 @@ class Worker {
   // or a write is in flight; they grow to the peak in use and are reused.
   // Hearts are Sessions, or FloorSessions for a persona that parses nothing.
   Heart* acquire_heart();
-  void release_heart(Heart* h) { spare_hearts_.push_back(h); }
+  void release_heart(Heart* h) { hearts_.release(h); }
   PendingWrite* acquire_write();
   void release_write(PendingWrite* w);
   HeldInput* acquire_held();
@@ -123,12 +124,9 @@ class Worker {
   Connection* live_ = nullptr;      // intrusive list of open connections
   std::vector<Connection*> spare_;  // closed connections, ready for reuse
   TimerQueue timers_;
-  std::vector<std::unique_ptr<Heart>> hearts_;
-  std::vector<Heart*> spare_hearts_;
-  std::vector<std::unique_ptr<PendingWrite>> writes_;
-  std::vector<PendingWrite*> spare_writes_;
-  std::vector<std::unique_ptr<HeldInput>> helds_;
-  std::vector<HeldInput*> spare_helds_;
+  Pool<Heart> hearts_;
+  Pool<PendingWrite> writes_;
+  Pool<HeldInput> helds_;
   std::string output_;
   char read_buffer_[kReadBufferSize];
 };

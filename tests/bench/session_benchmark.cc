@@ -10,18 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "http_bytes.h"
 #include "session.h"
 #include "test_persona.h"
 
 namespace {
 
-constexpr char kRequest[] =
-    "GET / HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: wrk\r\nAccept: */*\r\n\r\n";
-
 std::string requests(int depth) {
-  std::string r;
-  for (int i = 0; i < depth; ++i) r += kRequest;
-  return r;
+  return hello::test::repeat(hello::test::kWrkRequest, depth);
 }
 
 // One feed of `input` through the heart, and through llhttp alone: the
@@ -111,11 +107,7 @@ void heart_vs_llhttp(benchmark::State& state) {
 // The JSON echo of a route file: a POST with an 829-byte pretty-printed
 // document, parsed and sent back minified.
 void heart_echo(benchmark::State& state) {
-  std::vector<hello::FileRoute> routes(1);
-  routes[0].method = HTTP_POST;
-  routes[0].path = "/echo";
-  routes[0].kind = hello::FileRoute::Kind::echo;
-  routes[0].content_type = "application/json";
+  std::vector<hello::FileRoute> routes{hello::test::echo_route()};
   hello::TableOptions options;
   options.routes = &routes;
   hello::ResponseTable table(hello::test::kTestPersona, options);

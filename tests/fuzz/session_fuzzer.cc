@@ -17,6 +17,7 @@
 
 #include "access_log.h"
 #include "floor_session.h"
+#include "http_bytes.h"
 #include "session.h"
 #include "test_persona.h"
 
@@ -28,24 +29,16 @@ using hello::Persona;
 // arbitrary bodies reach simdjson), a JSON route with headers, and two
 // routes whose answers wait (GET /d, and POST /de, a waiting echo).
 std::vector<hello::FileRoute> file_routes() {
-  std::vector<hello::FileRoute> r(4);
-  r[0].method = HTTP_POST;
-  r[0].path = "/e";
-  r[0].kind = hello::FileRoute::Kind::echo;
-  r[0].content_type = "application/json";
-  r[1].method = HTTP_GET;
-  r[1].path = "/j";
+  std::vector<hello::FileRoute> r{hello::test::echo_route("/e"), hello::test::text_route("/j", "")};
   r[1].status = 201;
   r[1].kind = hello::FileRoute::Kind::json;
   r[1].content_type = "application/json";
   r[1].content = "[1]";
   r[1].headers = {{"X-A", "1"}};
-  r[2] = r[1];
+  r.push_back(r[1]);
   r[2].path = "/d";
   r[2].delay_us = 1000;
-  r[3] = r[0];
-  r[3].path = "/de";
-  r[3].delay_us = 1;
+  r.push_back(hello::test::echo_route("/de", 1));
   return r;
 }
 

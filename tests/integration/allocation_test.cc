@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "http_bytes.h"
 #include "session.h"
 #include "test_persona.h"
 #include "worker.h"
@@ -97,8 +98,7 @@ void operator delete[](void* p, size_t) noexcept {
 namespace hello {
 namespace {
 
-constexpr char kRequest[] =
-    "GET / HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: wrk\r\nAccept: */*\r\n\r\n";
+constexpr std::string_view kRequest = test::kWrkRequest;
 
 // Counts the allocations `work` makes.
 template <typename Work>
@@ -116,12 +116,11 @@ TEST(Allocation, TheHeartAllocatesNothingPerRequest) {
   Session session(table, stats);
   std::string out;
   out.reserve(64 * 1024);
-  std::string pipeline;
-  for (int i = 0; i < 16; ++i) pipeline += kRequest;
+  std::string pipeline = test::repeat(kRequest, 16);
   auto run = [&](int keep_alive, int batches) {
     for (int i = 0; i < keep_alive; ++i) {
       out.clear();
-      ASSERT_EQ(session.feed(kRequest, sizeof kRequest - 1, out).next, Fed::Next::read);
+      ASSERT_EQ(session.feed(kRequest.data(), kRequest.size(), out).next, Fed::Next::read);
     }
     for (int i = 0; i < batches; ++i) {
       out.clear();
@@ -139,11 +138,7 @@ TEST(Allocation, TheHeartAllocatesNothingPerRequest) {
 // The JSON echo of a route file: a ~1 KiB document, with Content-Length and
 // chunked, parsed and minified per request.
 TEST(Allocation, TheJsonEchoAllocatesNothingPerRequest) {
-  std::vector<FileRoute> routes(1);
-  routes[0].method = HTTP_POST;
-  routes[0].path = "/echo";
-  routes[0].kind = FileRoute::Kind::echo;
-  routes[0].content_type = "application/json";
+  std::vector<FileRoute> routes{test::echo_route()};
   TableOptions options;
   options.routes = &routes;
   ResponseTable table(test::kTestPersona, options);
@@ -153,13 +148,7 @@ TEST(Allocation, TheJsonEchoAllocatesNothingPerRequest) {
   for (int i = 0; i < 40; ++i)
     doc += (i ? ", " : "") + std::string("{\"id\": ") + std::to_string(i) + "}";
   doc += "], \"note\": \"x y z\"}";
-  std::string request =
-      "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: " + std::to_string(doc.size()) +
-      "\r\n\r\n" + doc;
-  char size_hex[16];
-  snprintf(size_hex, sizeof size_hex, "%zx", doc.size());
-  request += "POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n" +
-             std::string(size_hex) + "\r\n" + doc + "\r\n0\r\n\r\n";
+  std::string request = test::post(doc) + test::chunked_post({doc});
   std::string out;
   out.reserve(64 * 1024);
   auto run = [&](int n) {
@@ -189,34 +178,36 @@ bool round_trip(int fd, const char* request, size_t length, size_t expected, cha
   return got == expected;
 }
 
-TEST(Allocation, AWorkerAllocatesNothingPerRequestOverLoopback) {
-  Worker worker(test::kTestPersona, {}, {}, 0, nullptr);
-  ASSERT_EQ(worker.init(), 0);
+// Starts `worker` on its own thread, listening on a free loopback port;
+// returns the address to connect to.
+struct sockaddr_in start_on_loopback(Worker& worker) {
   struct sockaddr_in sa {};
+  EXPECT_EQ(worker.init(), 0);
   sa.sin_family = AF_INET;
   sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(worker.listen(reinterpret_cast<struct sockaddr*>(&sa)), 0);
+  EXPECT_EQ(worker.listen(reinterpret_cast<struct sockaddr*>(&sa)), 0);
   sa.sin_port = htons(static_cast<uint16_t>(worker.port()));
   worker.start(-1, nullptr);
+  return sa;
+}
+
+TEST(Allocation, AWorkerAllocatesNothingPerRequestOverLoopback) {
+  Worker worker(test::kTestPersona, {}, {}, 0, nullptr);
+  struct sockaddr_in sa = start_on_loopback(worker);
 
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   ASSERT_EQ(connect(fd, reinterpret_cast<struct sockaddr*>(&sa), sizeof sa), 0);
   // The length of one answer, learnt from the first.
   char buf[65536];
-  ASSERT_EQ(send(fd, kRequest, sizeof kRequest - 1, 0), static_cast<ssize_t>(sizeof kRequest - 1));
+  ASSERT_EQ(send(fd, kRequest.data(), kRequest.size(), 0), static_cast<ssize_t>(kRequest.size()));
   ssize_t one = recv(fd, buf, sizeof buf, 0);
   ASSERT_GT(one, 0);
-  char pipeline[16 * sizeof kRequest];
-  size_t pipeline_length = 0;
-  for (int i = 0; i < 16; ++i) {
-    memcpy(pipeline + pipeline_length, kRequest, sizeof kRequest - 1);
-    pipeline_length += sizeof kRequest - 1;
-  }
+  const std::string pipeline = test::repeat(kRequest, 16);
   auto run = [&](int keep_alive, int batches) {
     for (int i = 0; i < keep_alive; ++i)
-      ASSERT_TRUE(round_trip(fd, kRequest, sizeof kRequest - 1, one, buf, sizeof buf));
+      ASSERT_TRUE(round_trip(fd, kRequest.data(), kRequest.size(), one, buf, sizeof buf));
     for (int i = 0; i < batches; ++i)
-      ASSERT_TRUE(round_trip(fd, pipeline, pipeline_length, 16 * one, buf, sizeof buf));
+      ASSERT_TRUE(round_trip(fd, pipeline.data(), pipeline.size(), 16 * one, buf, sizeof buf));
   };
   run(1000, 100);  // warm-up
   uint64_t allocations = allocations_in([&] { run(10000, 1000); });
@@ -231,20 +222,9 @@ TEST(Allocation, AWorkerAllocatesNothingPerRequestOverLoopback) {
 // waiting request and 15 others. Once the pools (hearts, held input, timer
 // heap) have grown to the peak, nothing is allocated per request.
 TEST(Allocation, WaitingAnswersAllocateNothingPerRequest) {
-  std::vector<FileRoute> routes(1);
-  routes[0].method = 1;  // GET
-  routes[0].path = "/slow";
-  routes[0].content_type = "text/plain";
-  routes[0].content = "slow";
-  routes[0].delay_us = 200;
+  std::vector<FileRoute> routes{test::text_route("/slow", "slow", 200)};
   Worker worker(test::kTestPersona, TableOptions{.routes = &routes}, {}, 0, nullptr);
-  ASSERT_EQ(worker.init(), 0);
-  struct sockaddr_in sa {};
-  sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(worker.listen(reinterpret_cast<struct sockaddr*>(&sa)), 0);
-  sa.sin_port = htons(static_cast<uint16_t>(worker.port()));
-  worker.start(-1, nullptr);
+  struct sockaddr_in sa = start_on_loopback(worker);
 
   constexpr int kConnections = 32;
   std::vector<int> fds;
@@ -252,8 +232,7 @@ TEST(Allocation, WaitingAnswersAllocateNothingPerRequest) {
     fds.push_back(socket(AF_INET, SOCK_STREAM, 0));
     ASSERT_EQ(connect(fds.back(), reinterpret_cast<struct sockaddr*>(&sa), sizeof sa), 0);
   }
-  std::string in = "GET /slow HTTP/1.1\r\nHost: a\r\n\r\n";
-  for (int i = 0; i < 15; ++i) in += kRequest;
+  std::string in = "GET /slow HTTP/1.1\r\nHost: a\r\n\r\n" + test::repeat(kRequest, 15);
   char buf[65536];
   // The length of the 16 answers, learnt from the first round.
   ASSERT_EQ(send(fds[0], in.data(), in.size(), 0), static_cast<ssize_t>(in.size()));

@@ -52,12 +52,6 @@ bool readable_within(int fd, std::chrono::milliseconds limit) {
   return poll(&p, 1, static_cast<int>(limit.count())) > 0;
 }
 
-bool fds_reach(ServerProcess& s, int fds, std::chrono::milliseconds limit) {
-  auto deadline = Clock::now() + limit;
-  while (s.open_fds() != fds && Clock::now() < deadline) std::this_thread::sleep_for(5ms);
-  return s.open_fds() == fds;
-}
-
 TEST(Delay, AnsweredAfterItsDelayWhileTheWorkerAnswersOthers) {
   DelayRoutes routes("200ms");
   ServerProcess s("sanic", {"--routes", routes.path(), "-w", "1"});
@@ -183,15 +177,15 @@ TEST(Delay, AClientThatLeavesWhileWaitingIsCleanedUpAtOnce) {
       clients.push_back(std::make_unique<Client>(s.port()));
       ASSERT_TRUE(clients.back()->send(std::string(kSlow) + std::string(kRoot)));
     }
-    ASSERT_TRUE(fds_reach(s, baseline + 50, 100ms));
+    ASSERT_TRUE(s.fds_reach(baseline + 50, 100ms));
     auto t0 = Clock::now();
     // A FIN (the client's close), or a reset.
     for (auto& c : clients) {
       if (reset) c->reset();
       c = nullptr;
     }
-    EXPECT_TRUE(fds_reach(s, baseline, 100ms)) << (reset ? "reset: " : "FIN: ") << s.open_fds()
-                                               << " descriptors, " << baseline << " before";
+    EXPECT_TRUE(s.fds_reach(baseline, 100ms)) << (reset ? "reset: " : "FIN: ") << s.open_fds()
+                                              << " descriptors, " << baseline << " before";
     EXPECT_LT(ms_since(t0), 150.0);
   }
   // Past the delay: nothing fired on a dead connection, and the server is well.

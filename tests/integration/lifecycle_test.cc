@@ -295,12 +295,6 @@ TEST(Lifecycle, ResettingClientsLeakNoDescriptors) {
 }
 
 // Waits up to `limit` for the server to hold `fds` descriptors.
-bool fds_reach(ServerProcess& s, int fds, std::chrono::milliseconds limit) {
-  auto deadline = Clock::now() + limit;
-  while (s.open_fds() != fds && Clock::now() < deadline) std::this_thread::sleep_for(10ms);
-  return s.open_fds() == fds;
-}
-
 // As nginx does: when the closing request was the last byte the client
 // sent, the server closes at once instead of waiting for the client's FIN.
 TEST(Lifecycle, ClosesAtOnceWhenNothingIsLeftUnread) {
@@ -318,7 +312,7 @@ TEST(Lifecycle, ClosesAtOnceWhenNothingIsLeftUnread) {
   }
   // The clients keep their sockets open; the server holds none of them,
   // well before the 2 s it would wait for a client's FIN.
-  EXPECT_TRUE(fds_reach(s, baseline, 500ms))
+  EXPECT_TRUE(s.fds_reach(baseline, 500ms))
       << s.open_fds() << " descriptors, " << baseline << " before";
   EXPECT_EQ(s.stop(), 0);
 }
@@ -337,9 +331,9 @@ TEST(Lifecycle, WaitsForTheClientWhenInputIsLeftUnread) {
   ASSERT_TRUE(answer.has_value());
   EXPECT_EQ(answer->rfind("HTTP/1.1 200 OK\r\n", 0), 0u);
   EXPECT_EQ(answer->find("HTTP/1.1", 1), std::string::npos) << "one answer, then EOF";
-  EXPECT_FALSE(fds_reach(s, baseline, 300ms)) << "closed without waiting";
+  EXPECT_FALSE(s.fds_reach(baseline, 300ms)) << "closed without waiting";
   c.shutdown_write();
-  EXPECT_TRUE(fds_reach(s, baseline, 1s)) << "the client's FIN ends the wait";
+  EXPECT_TRUE(s.fds_reach(baseline, 1s)) << "the client's FIN ends the wait";
   EXPECT_EQ(s.stop(), 0);
 }
 

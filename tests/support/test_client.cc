@@ -18,6 +18,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 extern char** environ;
 
@@ -167,6 +168,13 @@ int ServerProcess::open_fds() const {
        !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
     ++n;
   return n;
+}
+
+bool ServerProcess::fds_reach(int fds, std::chrono::milliseconds limit) const {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (open_fds() != fds && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  return open_fds() == fds;
 }
 
 RunResult run_binary(const std::string& binary, const std::vector<std::string>& args,

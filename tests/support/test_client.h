@@ -38,6 +38,8 @@ class ServerProcess {
   std::string all_of_stdout();
   // Open descriptors of the process now (from /proc).
   int open_fds() const;
+  // Waits until the process has `fds` descriptors open; false at the timeout.
+  bool fds_reach(int fds, std::chrono::milliseconds limit) const;
 
  private:
   pid_t pid_ = -1;

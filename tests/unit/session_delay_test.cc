@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "http_bytes.h"
 #include "session.h"
 #include "test_persona.h"
 
@@ -13,20 +14,7 @@ namespace hello {
 namespace {
 
 std::vector<FileRoute> delay_routes() {
-  std::vector<FileRoute> r(2);
-  r[0].method = 1;  // GET
-  r[0].path = "/slow";
-  r[0].content_type = "text/plain";
-  r[0].content = "slow";
-  r[0].delay_us = 200000;
-  r[1] = r[0];
-  r[1].method = 3;  // POST
-  r[1].path = "/echo";
-  r[1].kind = FileRoute::Kind::echo;
-  r[1].content_type = "application/json";
-  r[1].content.clear();
-  r[1].delay_us = 250;
-  return r;
+  return {test::text_route("/slow", "slow", 200000), test::echo_route("/echo", 250)};
 }
 
 class SessionDelayTest : public ::testing::Test {
@@ -111,10 +99,10 @@ TEST_F(SessionDelayTest, PipelinedAnswersWaitTheirTurnSplitAtEveryByte) {
   std::string expected = "|" + route("/slow");
   for (int i = 0; i < 15; ++i) expected += route("/");
   EXPECT_EQ(drive(in), expected);
-  for (size_t split = 0; split <= in.size(); ++split) {
+  test::for_each_split(in, [&](std::string_view, std::string_view, size_t split) {
     session_.reset();
     ASSERT_EQ(drive(in, {split}), expected) << "split at " << split;
-  }
+  });
   // And a byte at a time.
   session_.reset();
   std::vector<size_t> every;
