@@ -21,7 +21,7 @@ class RoutesFileTest : public ::testing::Test {
   // Writes `text` to a file of this test and loads it.
   bool load(const std::string& text) {
     std::ofstream(path_) << text;
-    return load_routes(path_, "text/plain", kHead, routes_, error_);
+    return load_routes(path_, "text/plain", kHead, routes_, error_, 60000000);
   }
   void TearDown() override { fs::remove(path_); }
 
@@ -106,6 +106,24 @@ INSTANTIATE_TEST_SUITE_P(
         BadFile{"BadLiteral", "{\"routes\": [\n  {\"method\": tru}]}",
                 "atom starting with the letter 't'", "2:14"},
         BadFile{"TrailingText", "{\"routes\": []} x", "", "1:16"},
+        BadFile{"DelayWithoutUnit",
+                "{\"routes\": [\n  {\"method\": \"GET\", \"path\": \"/\", \"body\": \"\", "
+                "\"delay\": \"5\"}]}",
+                "bad \"delay\" \"5\": no unit (us, ms or s)", "2:46"},
+        BadFile{
+            "NegativeDelay",
+            "{\"routes\": [\n  {\"method\": \"GET\", \"path\": \"/\", \"body\": \"\", \"delay\": "
+            "\"-1ms\"}]}",
+            "bad \"delay\" \"-1ms\": negative", "2:46"},
+        BadFile{"DelayNotAString",
+                "{\"routes\": [\n  {\"method\": \"GET\", \"path\": \"/\", \"body\": \"\", "
+                "\"delay\": 5}]}",
+                "\"delay\" must be a string", "2:46"},
+        BadFile{
+            "DelayOverTheMaximum",
+            "{\"routes\": [\n  {\"method\": \"GET\", \"path\": \"/\", \"body\": \"\", \"delay\": "
+            "\"60.000001s\"}]}",
+            "\"delay\" 60.000001s is over --max-delay 60s", "2:46"},
         BadFile{"ByteOrderMark", "\xef\xbb\xbf{\"routes\": []}", "byte order mark", "1:1"},
         BadFile{"UnclosedArray", "{\"routes\": [\n", "improper structure", "1:13"},
         BadFile{"UnclosedString", "{\"routes\": [\n  {\"method\": \"GET}]}\n", "never closed",
@@ -191,6 +209,20 @@ INSTANTIATE_TEST_SUITE_P(
                 "{\"routes\": [{\"method\": \"POST\", \"path\": \"/e\", \"echo\": \"text\"}]}",
                 "\"echo\" must be \"json\"", "1:46"}),
     [](const ::testing::TestParamInfo<BadFile>& info) { return std::string(info.param.name); });
+
+TEST_F(RoutesFileTest, ADelayIsKeptInMicroseconds) {
+  ASSERT_TRUE(load(R"({"routes": [
+    {"method": "GET", "path": "/a", "body": "", "delay": "250us"},
+    {"method": "GET", "path": "/b", "body": "", "delay": "1.5s"},
+    {"method": "POST", "path": "/c", "echo": "json", "delay": "0"},
+    {"method": "GET", "path": "/d", "body": ""}]})"))
+      << error_;
+  ASSERT_EQ(routes_.size(), 4u);
+  EXPECT_EQ(routes_[0].delay_us, 250u);
+  EXPECT_EQ(routes_[1].delay_us, 1500000u);
+  EXPECT_EQ(routes_[2].delay_us, 0u);
+  EXPECT_EQ(routes_[3].delay_us, 0u);
+}
 
 TEST_F(RoutesFileTest, AMissingFileSaysSo) {
   std::vector<FileRoute> routes;
