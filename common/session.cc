@@ -29,6 +29,7 @@ struct SessionCallbacks {
   }
   static int headers_complete(llhttp_t* p) { return of(p)->on_headers_complete(); }
   static int body(llhttp_t* p, const char* at, size_t n) { return of(p)->on_body(at, n); }
+  static int chunk_header(llhttp_t* p) { return of(p)->on_chunk_header(); }
   static int message_complete(llhttp_t* p) { return of(p)->on_message_complete(); }
 
   static llhttp_settings_t make() {
@@ -41,6 +42,8 @@ struct SessionCallbacks {
     s.on_header_value = header_value;
     s.on_headers_complete = headers_complete;
     s.on_body = body;
+    // Called only for chunked bodies: nothing on the path of a GET.
+    s.on_chunk_header = chunk_header;
     s.on_message_complete = message_complete;
     return s;
   }
@@ -371,10 +374,19 @@ HELLO_CALLBACK int Session::on_headers_complete() {
   return 0;
 }
 
+// A chunk's size line is complete; llhttp holds the size in content_length.
+HELLO_CALLBACK int Session::on_chunk_header() {
+  // Chunked bodies are counted by their declared sizes, so a chunk that
+  // would take the body over the limit is refused before its data comes, as
+  // a Content-Length over it is. body_bytes_ never passes the limit: the
+  // subtraction cannot wrap.
+  if (parser_.content_length > limits_.max_body_bytes - body_bytes_) return reject(413);
+  body_bytes_ += parser_.content_length;
+  return 0;
+}
+
 HELLO_CALLBACK int Session::on_body(const char* at, size_t len) {
-  // Content-Length was checked up front; chunked bodies are counted here.
-  body_bytes_ += len;
-  if (body_bytes_ > limits_.max_body_bytes) return reject(413);
+  // Content-Length was checked up front, chunks by on_chunk_header().
   if (echo_) body_.append(at, len);
   return 0;
 }

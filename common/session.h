@@ -83,6 +83,7 @@ class Session {
   int on_header_value(const char* at, size_t len);
   void finish_expect();
   int on_headers_complete();
+  int on_chunk_header();
   int on_body(const char* at, size_t len);
   int on_message_complete();
   void feed_unparsed(const char* data, size_t len, std::string& out);

@@ -113,6 +113,16 @@ std::vector<Row> rows() {
       {"Http10", "GET / HTTP/1.0\r\n\r\n", 200, true},
       {"Http10KeepAlive", "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", 200, false},
       {"Pipelined", get + get + get, 200, false, {}, 3},
+      // No chunk data follows: the answer must not wait for it.
+      {"ChunkSizeOverTheLimit",
+       "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFF\r\n", 413,
+       true},
+      {"ChunksOverTheLimitTogether",
+       "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n40\r\n" +
+           std::string(64, 'x') + "\r\n40\r\n",
+       413,
+       true,
+       {"--max-body-bytes", "100"}},
   };
 }
 

@@ -505,5 +505,77 @@ TEST_F(NoHttp10KeepAliveTest, HeadNotAllowedIs405WithoutBody) {
   EXPECT_TRUE(open_);
 }
 
+// Answers a hostile-input probe found wrong (docs/hardening.md), each
+// checked whole, split in two at every byte and fed one byte at a time.
+class ConformanceTest : public SessionTest {
+ protected:
+  // What `session` answers to `request` fed in the pieces `cuts` makes of it.
+  static std::string answer(Session& session, std::string_view request, std::vector<size_t> cuts) {
+    session.reset();
+    std::string out;
+    size_t from = 0;
+    cuts.push_back(request.size());
+    for (size_t cut : cuts) {
+      session.feed(request.data() + from, cut - from, out);
+      from = cut;
+    }
+    return out;
+  }
+  // The answer to `request`, after checking that every split gives the same.
+  static std::string answer_however_split(Session& session, std::string_view request) {
+    std::string whole = answer(session, request, {});
+    for (size_t split = 0; split <= request.size(); ++split) {
+      std::string out = answer(session, request, {split});
+      if (out != whole) {
+        ADD_FAILURE() << testing::PrintToString(std::string(request)) << " split at " << split
+                      << " answers " << out << "\ninstead of " << whole;
+        return whole;
+      }
+    }
+    std::vector<size_t> bytes;
+    for (size_t i = 1; i < request.size(); ++i) bytes.push_back(i);
+    std::string out = answer(session, request, bytes);
+    if (out != whole)
+      ADD_FAILURE() << testing::PrintToString(std::string(request))
+                    << " one byte at a time answers " << out << "\ninstead of " << whole;
+    return whole;
+  }
+  std::string answer_however_split(std::string_view request) {
+    return answer_however_split(session_, request);
+  }
+  static std::string get(std::string_view target, std::string_view fields) {
+    return "GET " + std::string(target) + " HTTP/1.1\r\n" + std::string(fields) + "\r\n";
+  }
+  static std::string with_host(std::string_view host) {
+    return get("/", "Host: " + std::string(host) + "\r\n");
+  }
+  static std::string post_chunked(std::string_view transfer_encoding) {
+    return "POST / HTTP/1.1\r\nHost: a\r\n" + std::string(transfer_encoding) +
+           "\r\n3\r\nabc\r\n0\r\n\r\n" + std::string(kGet11);
+  }
+};
+
+// A chunk whose declared size would take the body over the limit is 413 as
+// soon as its size line ends, as a Content-Length over it is: the server does
+// not wait for data it would refuse.
+TEST_F(ConformanceTest, ChunkOverTheBodyLimitIs413AtItsSizeLine) {
+  Limits limits;
+  limits.max_body_bytes = 100;
+  Session session(table_, stats_, nullptr, limits);
+  const std::string head = "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n";
+  const std::string too_large = error(413, Variant::close_11);
+  EXPECT_EQ(answer_however_split(session, head + "FFFFFFFFFFFFFFFF\r\n"), too_large);
+  EXPECT_EQ(answer_however_split(session, head + "65\r\n"), too_large);  // 101 bytes
+  EXPECT_EQ(answer_however_split(session, head + "65;ext=1\r\n"), too_large);
+  // 50 and 51 bytes: the second chunk's size line is enough.
+  EXPECT_EQ(answer_however_split(session, head + "32\r\n" + std::string(50, 'x') + "\r\n33\r\n"),
+            too_large);
+  // Exactly at the limit is fine.
+  EXPECT_EQ(answer_however_split(session, head + "32\r\n" + std::string(50, 'x') + "\r\n32\r\n" +
+                                              std::string(50, 'x') + "\r\n0\r\n\r\n" +
+                                              std::string(kGet11)),
+            error(405, Variant::keep_alive_11) + route("/", Variant::keep_alive_11));
+}
+
 }  // namespace
 }  // namespace hello
