@@ -293,7 +293,12 @@ HELLO_CALLBACK int Session::on_header_field_complete() {
     } else if (word == kExpect) {
       header_ = Header::expect;
       value_length_ = 0;
+    } else if (field_length_ == 0) {
+      // RFC 9110 section 5.1: a field name is a token, one byte or more.
+      return reject(400);
     }
+  } else if (field_length_ == 0) {
+    return reject(400);  // in a trailer
   }
   field_length_ = 0;
   return 0;

@@ -123,6 +123,8 @@ std::vector<Row> rows() {
        413,
        true,
        {"--max-body-bytes", "100"}},
+      {"EmptyFieldName", "GET / HTTP/1.1\r\nHost: a\r\n: 1\r\n\r\n", 400, true},
+      // No chunk data follows: the answer must not wait for it.
   };
 }
 

@@ -577,5 +577,14 @@ TEST_F(ConformanceTest, ChunkOverTheBodyLimitIs413AtItsSizeLine) {
             error(405, Variant::keep_alive_11) + route("/", Variant::keep_alive_11));
 }
 
+// RFC 9110 section 5.1: a field name is a token, at least one character.
+TEST_F(ConformanceTest, EmptyFieldNameIs400) {
+  EXPECT_EQ(answer_however_split(get("/", "Host: a\r\n: 1\r\n")), error(400, Variant::close_11));
+  EXPECT_EQ(answer_however_split(get("/", ":\r\nHost: a\r\n")), error(400, Variant::close_11));
+  EXPECT_EQ(answer_however_split("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                 "0\r\n: trailer\r\n\r\n"),
+            error(400, Variant::close_11));
+}
+
 }  // namespace
 }  // namespace hello
