@@ -317,9 +317,14 @@ HELLO_CALLBACK int Session::on_header_value(const char* at, size_t len) {
   // previous value) and reports the continuation as a span of the value.
   // An ordinary value span follows "name:" and blanks on its own line; only
   // a fold's span follows a line end and blanks. RFC 9112 section 5.2 lets
-  // a server reject folds with 400, and we do.
+  // a server reject folds with 400, and we do. An empty span is no fold:
+  // llhttp reports an empty value (RFC 9110 section 5.5 allows one) at the
+  // start of the next line, and the end of a value split after its last
+  // byte at the start of the next read. (So a continuation line of blanks
+  // alone after an empty value, which adds nothing to it, passes: section
+  // 5.2 also lets a server read a fold as blanks.)
   bool after_colon = at - feed_begin_ >= 2 && at[-1] == ' ' && at[-2] == ':';
-  if (!after_colon && after_line_end(at)) return reject(400);
+  if (!after_colon && len != 0 && after_line_end(at)) return reject(400);
   if (header_ == Header::expect) {
     size_t room = kExpectValue - std::min(value_length_, kExpectValue);
     memcpy(value_ + std::min(value_length_, kExpectValue), at, std::min(len, room));

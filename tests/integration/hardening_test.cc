@@ -125,6 +125,7 @@ std::vector<Row> rows() {
        {"--max-body-bytes", "100"}},
       {"EmptyFieldName", "GET / HTTP/1.1\r\nHost: a\r\n: 1\r\n\r\n", 400, true},
       // No chunk data follows: the answer must not wait for it.
+      {"EmptyFieldValues", "GET / HTTP/1.1\r\nHost: a\r\nX-A:\r\nX-B: \r\n\r\n", 200, false},
   };
 }
 
