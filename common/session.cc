@@ -7,7 +7,9 @@
 #include <bit>
 #include <cassert>
 #include <charconv>
+#include <cstdint>
 #include <cstring>
+#include <string_view>
 
 // The parser's callbacks are used only here, through the trampolines below:
 // one call from llhttp instead of two.
@@ -90,6 +92,15 @@ constexpr uint64_t kPrefixMask[] = {
 // The names as on_header_field_complete() sees them, masked to their length.
 constexpr uint64_t kHost = word_of({'h', 'o', 's', 't', 0, 0, 0, 0});
 constexpr uint64_t kExpect = word_of({'e', 'x', 'p', 'e', 'c', 't', 0, 0});
+
+// What llhttp's header_state holds once a Transfer-Encoding name (any case)
+// is complete: HEADER_STATE.TRANSFER_ENCODING in llhttp's
+// src/llhttp/constants.ts, which its public header does not export. (The
+// unit tests of Transfer-Encoding fail if a new llhttp numbers it otherwise.)
+constexpr uint8_t kHeaderStateTransferEncoding = 3;
+
+// The transfer coding whose name a Transfer-Encoding value must be.
+constexpr std::string_view kChunked = "chunked";
 
 }  // namespace
 
@@ -226,6 +237,7 @@ HELLO_CALLBACK int Session::on_message_begin() {
   field_length_ = 0;
   hosts_ = 0;
   header_ = Header::other;
+  transfer_coding_ = kNoTransferCoding;
   in_trailers_ = false;
   echo_ = false;
   expect_continue_ = false;
@@ -280,8 +292,8 @@ HELLO_CALLBACK int Session::on_header_field_complete() {
   if (header_ == Header::expect) finish_expect();
   if (++headers_ > Limits::kMaxHeaders) return reject(431);
   head_bytes_ += kLineOverhead;
-  // Trailers (after a chunked body) are counted, but Host and Expect mean
-  // nothing there.
+  // Trailers (after a chunked body) are counted, but Host, Expect and
+  // Transfer-Encoding mean nothing there.
   if (field_length_ <= kFieldPrefix && !in_trailers_) {
     // The name's first bytes as one word, case folded: OR-ing 0x20 folds
     // the letters of "host" and "expect" (see equals_nocase()).
@@ -299,6 +311,13 @@ HELLO_CALLBACK int Session::on_header_field_complete() {
     }
   } else if (field_length_ == 0) {
     return reject(400);  // in a trailer
+  } else if (parser_.header_state == kHeaderStateTransferEncoding && !in_trailers_) {
+    // RFC 9112 section 6.1: chunked is the one transfer coding a server
+    // must know, and the only one we do. A second line, even one more
+    // "chunked", is a coding on top of another: 501 as well.
+    if (transfer_coding_ != kNoTransferCoding) return reject(501);
+    header_ = Header::transfer_encoding;
+    transfer_coding_ = 0;
   }
   field_length_ = 0;
   return 0;
@@ -325,12 +344,32 @@ HELLO_CALLBACK int Session::on_header_value(const char* at, size_t len) {
   // 5.2 also lets a server read a fold as blanks.)
   bool after_colon = at - feed_begin_ >= 2 && at[-1] == ' ' && at[-2] == ':';
   if (!after_colon && len != 0 && after_line_end(at)) return reject(400);
+  if (header_ == Header::other) return 0;
   if (header_ == Header::expect) {
     size_t room = kExpectValue - std::min(value_length_, kExpectValue);
     memcpy(value_ + std::min(value_length_, kExpectValue), at, std::min(len, room));
     value_length_ += len;
+    return 0;
   }
-  return 0;
+  return read_transfer_coding(at, len);
+}
+
+// A piece of a Transfer-Encoding value: "chunked" in any case, then blanks
+// (the blanks before it are not part of the span), or 501 where it ends.
+// llhttp calls back where the value ends (at its CR), or at the end of the
+// bytes fed if it goes on in the next read: a span that stops short of them
+// is the last.
+[[gnu::noinline]] int Session::read_transfer_coding(const char* at, size_t len) {
+  for (size_t i = 0; i < len && transfer_coding_ != kOtherTransferCoding; ++i) {
+    char c = at[i];
+    if (transfer_coding_ < kChunked.size() && (c | 0x20) == kChunked[transfer_coding_])
+      ++transfer_coding_;
+    else if (transfer_coding_ != kChunked.size() || (c != ' ' && c != '\t'))
+      transfer_coding_ = kOtherTransferCoding;
+  }
+  if (at + len == feed_end_) return 0;
+  header_ = Header::other;
+  return transfer_coding_ == kChunked.size() ? 0 : reject(501);
 }
 
 // Called once the Expect value is complete: when the next header name is,

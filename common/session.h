@@ -74,13 +74,19 @@ class Session {
   // Long enough for "100-continue" and a little more.
   static constexpr size_t kExpectValue = 16;
 
-  enum class Header : uint8_t { other, host, expect };
+  enum class Header : uint8_t { other, host, expect, transfer_encoding };
+  // transfer_coding_ before any Transfer-Encoding line. From its name on it
+  // counts the bytes of "chunked" the value has matched (all 7, then only
+  // blanks, is the one value accepted), or is kOtherTransferCoding.
+  static constexpr uint8_t kNoTransferCoding = 0xfe;
+  static constexpr uint8_t kOtherTransferCoding = 0xff;
 
   int on_message_begin();
   int on_url(const char* at, size_t len);
   int on_header_field(const char* at, size_t len);
   int on_header_field_complete();
   int on_header_value(const char* at, size_t len);
+  int read_transfer_coding(const char* at, size_t len);
   void finish_expect();
   int on_headers_complete();
   int on_chunk_header();
@@ -133,6 +139,7 @@ class Session {
   bool tail_after_line_end_ = false;  // the last read ended in LF and blanks
   uint8_t unparsed_matched_ = 0;      // hello-floor: bytes of CRLF CRLF seen
   uint8_t hosts_ = 0;
+  uint8_t transfer_coding_ = kNoTransferCoding;
   int route_ = -1;           // chosen when the head is complete
   bool path_known_ = false;  // some route has this path (405 rather than 404)
   int path_route_ = -1;      // a route with this path, whose 405 lists its methods

@@ -126,6 +126,16 @@ std::vector<Row> rows() {
       {"EmptyFieldName", "GET / HTTP/1.1\r\nHost: a\r\n: 1\r\n\r\n", 400, true},
       // No chunk data follows: the answer must not wait for it.
       {"EmptyFieldValues", "GET / HTTP/1.1\r\nHost: a\r\nX-A:\r\nX-B: \r\n\r\n", 200, false},
+      {"TransferEncodingIdentityChunked",
+       "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: identity, chunked\r\n\r\n0\r\n\r\n", 501,
+       true},
+      {"TransferEncodingGzipChunked",
+       "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", 501,
+       true},
+      {"TransferEncodingOnTwoLines",
+       "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: "
+       "chunked\r\n\r\n0\r\n\r\n",
+       501, true},
   };
 }
 

@@ -606,5 +606,31 @@ TEST_F(ConformanceTest, EmptyFieldValuesAreAccepted) {
   EXPECT_EQ(answer_however_split(get("/", "Host: a\r\nX:\r\n \r\nY: y\r\n")), ok);
 }
 
+// RFC 9112 section 6.1: chunked, alone and last, is the only transfer coding
+// a server must know; any other is 501 and a close (as nginx).
+TEST_F(ConformanceTest, TransferEncodingMustBeChunkedAlone) {
+  const std::string ok = error(405, Variant::keep_alive_11) + route("/", Variant::keep_alive_11);
+  for (const char* te :
+       {"Transfer-Encoding: chunked\r\n", "transfer-encoding:CHUNKED\r\n",
+        "Transfer-Encoding:  Chunked  \r\n", "X-A:\r\nTransfer-Encoding: chunked\r\n"}) {
+    EXPECT_EQ(answer_however_split(post_chunked(te)), ok) << te;
+  }
+  for (const char* te :
+       {"Transfer-Encoding: identity, chunked\r\n", "Transfer-Encoding: gzip, chunked\r\n",
+        "Transfer-Encoding: gzip\r\n", "Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n",
+        "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n",
+        "Transfer-Encoding: chunked, chunked\r\n", "Transfer-Encoding: , chunked\r\n",
+        "Transfer-Encoding: chunked,\r\n", "Transfer-Encoding:\r\n",
+        "Transfer-Encoding: chunkedx\r\n", "Transfer-Encoding: chunked x\r\n",
+        "Transfer-Encoding: xchunked\r\n", "Transfer-Encoding: chunk\r\n"}) {
+    EXPECT_EQ(answer_however_split(post_chunked(te)), error(501, Variant::close_11)) << te;
+  }
+  // Names that only look like it are other fields.
+  EXPECT_EQ(answer_however_split(get("/",
+                                     "Host: a\r\nTransfer-Encodings: gzip\r\n"
+                                     "Transfer_Encoding: gzip\r\n")),
+            route("/", Variant::keep_alive_11));
+}
+
 }  // namespace
 }  // namespace hello
