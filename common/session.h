@@ -14,6 +14,7 @@
 
 #include "access_log.h"
 #include "counter.h"
+#include "host_syntax.h"
 #include "response_table.h"
 
 namespace hello {
@@ -74,7 +75,9 @@ class Session {
   // Long enough for "100-continue" and a little more.
   static constexpr size_t kExpectValue = 16;
 
-  enum class Header : uint8_t { other, host, expect, transfer_encoding };
+  // The header whose value is being read: host until a first piece of it
+  // has been checked, host_continued after.
+  enum class Header : uint8_t { other, host, host_continued, expect, transfer_encoding };
   // transfer_coding_ before any Transfer-Encoding line. From its name on it
   // counts the bytes of "chunked" the value has matched (all 7, then only
   // blanks, is the one value accepted), or is kOtherTransferCoding.
@@ -86,6 +89,7 @@ class Session {
   int on_header_field(const char* at, size_t len);
   int on_header_field_complete();
   int on_header_value(const char* at, size_t len);
+  int read_host_value(const char* at, size_t len);
   int read_transfer_coding(const char* at, size_t len);
   void finish_expect();
   int on_headers_complete();
@@ -135,6 +139,7 @@ class Session {
   Header header_ = Header::other;
   char value_[kExpectValue];
   size_t value_length_ = 0;
+  HostSyntax host_;                   // of the Host value, or of an absolute target's authority
   bool in_trailers_ = false;          // the head is complete: fields now are trailers
   bool tail_after_line_end_ = false;  // the last read ended in LF and blanks
   uint8_t unparsed_matched_ = 0;      // hello-floor: bytes of CRLF CRLF seen

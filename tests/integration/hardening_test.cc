@@ -136,6 +136,10 @@ std::vector<Row> rows() {
        "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: "
        "chunked\r\n\r\n0\r\n\r\n",
        501, true},
+      {"HostWithASpace", "GET / HTTP/1.1\r\nHost: a b\r\n\r\n", 400, true},
+      {"HostWithASlash", "GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", 400, true},
+      {"EmptyHost", "GET / HTTP/1.1\r\nHost:\r\n\r\n", 400, true},
+      {"EmptyHostBeforeAPort", "GET / HTTP/1.1\r\nHost: :80\r\n\r\n", 400, true},
   };
 }
 

@@ -632,5 +632,44 @@ TEST_F(ConformanceTest, TransferEncodingMustBeChunkedAlone) {
             route("/", Variant::keep_alive_11));
 }
 
+// RFC 9112 section 3.2: a Host that is not uri-host [":" port] is 400.
+TEST_F(ConformanceTest, HostMustBeAHostAndAnOptionalPort) {
+  const std::string ok = route("/", Variant::keep_alive_11);
+  for (const char* host : {"a",
+                           "a:80",
+                           "a:",
+                           "127.0.0.1:8080",
+                           "localhost",
+                           "A.Example:65535",
+                           "a:0123456",
+                           "999.1.1.1",
+                           "a..b",
+                           "xn--bcher-kva.example",
+                           "a-b.c_d~e",
+                           "!$&'()*+,;=",
+                           "a%41b%7e",
+                           "[::1]",
+                           "[::1]:8080",
+                           "[2001:DB8::8:800:200c:417a]",
+                           "[::ffff:1.2.3.4]",
+                           "[v1.fe80::a+en1]",
+                           "a ",
+                           "a:80 \t"}) {
+    EXPECT_EQ(answer_however_split(with_host(host)), ok) << host;
+  }
+  for (const char* host :
+       {"a b",    "a/b",  "",          ":80",          "a:x",      "a:80:80", "a@b",
+        "u@a:80", "a?b",  "a#b",       "a\tb",         "a\"b",     "a<b",     "a\\b",
+        "a^b",    "a{b",  "a|b",       "a`b",          "\xc3\xa9", "%4",      "%zz",
+        "a%",     "[zz]", "[::1",      "::1",          "[::1]x",   "[::1]:x", "a[",
+        "a]b",    "[a]",  "[1.2.3.4]", "[::1%25eth0]", "[v1]",     "[v.x]",   "[]"}) {
+    EXPECT_EQ(answer_however_split(with_host(host)), error(400, Variant::close_11))
+        << testing::PrintToString(std::string(host));
+  }
+  // HTTP/1.0 needs no Host, but one it sends is checked as well.
+  EXPECT_EQ(answer_however_split("GET / HTTP/1.0\r\nHost: a b\r\n\r\n"),
+            error(400, Variant::close_10));
+}
+
 }  // namespace
 }  // namespace hello
