@@ -249,6 +249,7 @@ HELLO_CALLBACK int Session::on_message_begin() {
   field_length_ = 0;
   hosts_ = 0;
   header_ = Header::other;
+  form_ = TargetForm::origin;
   transfer_coding_ = kNoTransferCoding;
   in_trailers_ = false;
   echo_ = false;
@@ -262,7 +263,65 @@ HELLO_CALLBACK int Session::on_url(const char* at, size_t len) {
   head_bytes_ += len;
   if (head_bytes_ + kLineOverhead > limits_.max_header_bytes) return reject(414);
   if (log_ != nullptr) keep_target(at, len);
-  if (path_done_) return 0;
+  if (path_done_) return form_ >= TargetForm::scheme ? read_target_prefix(at, len) : 0;
+  // An origin-form target starts with '/' (RFC 9112 section 3.2.1); any
+  // other form is read by read_target_prefix(). (The first span of a target is
+  // never empty: llhttp starts a span at a byte.)
+  if (path_length_ == 0 && at[0] != '/') return read_target_prefix(at, len);
+  copy_path(at, len);
+  return 0;
+}
+
+// A target that is not origin-form. The path of an absolute-form target
+// whose scheme is http or https (in any case) is routed as an origin-form
+// one is (RFC 9112 section 3.2.2), and its authority must be a host (RFC
+// 9110 section 4.2.1) and an optional port: no userinfo (section 4.2.4).
+// Any other target (asterisk-form "*", CONNECT's authority-form, another
+// scheme) matches no route. The prefix may come in any number of spans.
+[[gnu::noinline]] int Session::read_target_prefix(const char* at, size_t len) {
+  static constexpr std::string_view kScheme = "https://";
+  const char* p = at;
+  const char* end = at + len;
+  if (form_ == TargetForm::origin) {
+    // The first span: no route unless the scheme matches.
+    form_ = TargetForm::scheme;
+    scheme_matched_ = 0;
+    path_done_ = true;
+  }
+  if (form_ == TargetForm::scheme) {
+    for (; p < end && scheme_matched_ < kScheme.size(); ++p) {
+      if (scheme_matched_ == 4 && *p == ':') scheme_matched_ = 5;  // "http://"
+      // OR-ing 0x20 folds letters and leaves ':' and '/' alone.
+      if ((*p | 0x20) != kScheme[scheme_matched_]) {
+        form_ = TargetForm::other;
+        return 0;
+      }
+      ++scheme_matched_;
+    }
+    if (scheme_matched_ < kScheme.size()) return 0;
+    form_ = TargetForm::authority;
+    host_.reset();
+  }
+  // The authority runs to the path, the query or the end of the target.
+  const char* q = p;
+  while (q < end && *q != '/' && *q != '?' && *q != '#') ++q;
+  host_.feed(p, static_cast<size_t>(q - p));
+  // A span that stops short of the bytes fed is the end of the target: llhttp
+  // calls back there when it meets the space after it.
+  if (q == end && end == feed_end_) return 0;
+  if (!host_.valid() || host_.empty_host()) return reject(400);
+  form_ = TargetForm::absolute;
+  // The path of "http://x" and of "http://x?q" is "/".
+  path_[0] = '/';
+  path_length_ = 1;
+  if (q == end || *q != '/') return 0;
+  path_length_ = 0;
+  path_done_ = false;
+  copy_path(q, static_cast<size_t>(end - q));
+  return 0;
+}
+
+HELLO_CALLBACK void Session::copy_path(const char* at, size_t len) {
   // Copy the path up to '?' or '#'; a path longer than any route is only
   // scanned as far as that.
   size_t room = kMaxPath - path_length_;
@@ -278,10 +337,9 @@ HELLO_CALLBACK int Session::on_url(const char* at, size_t len) {
   if (n > room) {
     path_too_long_ = true;
     path_done_ = true;
-    return 0;
+    return;
   }
   path_length_ = static_cast<uint16_t>(path_length_ + n);
-  return 0;
 }
 
 HELLO_CALLBACK int Session::on_header_field(const char* at, size_t len) {
@@ -394,9 +452,10 @@ HELLO_CALLBACK int Session::on_header_value(const char* at, size_t len) {
   if (at + len == feed_end_) return 0;
   header_ = Header::other;
   // RFC 9112 section 3.2. An empty host would make an "http" URI without
-  // one (RFC 9110 section 4.2.1), so it is refused too.
-  if (!host_.valid() || host_.empty_host()) return reject(400);
-  if (whole && len - 8 <= 8) {
+  // one (RFC 9110 section 4.2.1), so it is refused too, unless the target
+  // is absolute-form: then the Host value is not used at all.
+  if (!host_.valid() || (host_.empty_host() && form_ != TargetForm::absolute)) return reject(400);
+  if (whole && len - 8 <= 8 && !host_.empty_host()) {
     memcpy(&host_memo.head, at, 8);
     memcpy(&host_memo.tail, at + len - 8, 8);
     host_memo.length = len;

@@ -78,6 +78,15 @@ class Session {
   // The header whose value is being read: host until a first piece of it
   // has been checked, host_continued after.
   enum class Header : uint8_t { other, host, host_continued, expect, transfer_encoding };
+  // The form of the request target (RFC 9112 section 3.2), as far as read.
+  // The last two are read_target_prefix() still at work.
+  enum class TargetForm : uint8_t {
+    origin,     // "/path" (or not yet known)
+    absolute,   // "http://host/path": the path was reached
+    other,      // matches no route: "*", an authority, another scheme
+    scheme,     // perhaps "http://" or "https://", being read
+    authority,  // the authority after "http://", being read
+  };
   // transfer_coding_ before any Transfer-Encoding line. From its name on it
   // counts the bytes of "chunked" the value has matched (all 7, then only
   // blanks, is the one value accepted), or is kOtherTransferCoding.
@@ -86,6 +95,8 @@ class Session {
 
   int on_message_begin();
   int on_url(const char* at, size_t len);
+  int read_target_prefix(const char* at, size_t len);
+  void copy_path(const char* at, size_t len);
   int on_header_field(const char* at, size_t len);
   int on_header_field_complete();
   int on_header_value(const char* at, size_t len);
@@ -125,8 +136,10 @@ class Session {
 
   char path_[kMaxPath];
   uint16_t path_length_ = 0;
-  bool path_done_ = false;  // a '?' or '#' ended the path
+  bool path_done_ = false;  // a '?' or '#' ended the path, or there is none to route
   bool path_too_long_ = false;
+  TargetForm form_ = TargetForm::origin;
+  uint8_t scheme_matched_ = 0;  // bytes of "https://" matched ("http://" skips the 's')
   // The raw target, kept only for the log: allocated once with the session
   // (sessions are pooled with their connections), and only when logging.
   std::unique_ptr<char[]> target_;

@@ -140,6 +140,8 @@ std::vector<Row> rows() {
       {"HostWithASlash", "GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", 400, true},
       {"EmptyHost", "GET / HTTP/1.1\r\nHost:\r\n\r\n", 400, true},
       {"EmptyHostBeforeAPort", "GET / HTTP/1.1\r\nHost: :80\r\n\r\n", 400, true},
+      {"AbsoluteForm", "GET http://x/ HTTP/1.1\r\nHost: a\r\n\r\n", 200, false},
+      {"AbsoluteFormWithoutPath", "GET HTTPS://x?q=1 HTTP/1.1\r\nHost: a\r\n\r\n", 200, false},
   };
 }
 

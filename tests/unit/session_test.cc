@@ -671,5 +671,36 @@ TEST_F(ConformanceTest, HostMustBeAHostAndAnOptionalPort) {
             error(400, Variant::close_10));
 }
 
+// RFC 9112 section 3.2.2: an absolute-form target is routed by its path, and
+// the Host header (which must still be there, and valid) is ignored.
+TEST_F(ConformanceTest, AbsoluteFormIsRoutedByItsPath) {
+  const std::string root = route("/", Variant::keep_alive_11);
+  const std::string json = route("/json", Variant::keep_alive_11);
+  const std::string host = "Host: a\r\n";
+  EXPECT_EQ(answer_however_split(get("http://x/", host)), root);
+  EXPECT_EQ(answer_however_split(get("HTTP://x", host)), root);
+  EXPECT_EQ(answer_however_split(get("hTtPs://x:8080?q=1", host)), root);
+  EXPECT_EQ(answer_however_split(get("https://x/json?q=/", "Host: b\r\n")), json);
+  EXPECT_EQ(answer_however_split(get("http://[::1]:80/json", host)), json);
+  EXPECT_EQ(answer_however_split(get("http://x/json", "Host:\r\n")), json)
+      << "the Host of an absolute-form request may be empty";
+  EXPECT_EQ(answer_however_split(get("http://" + std::string(300, 'x') + "/json", host)), json)
+      << "a long authority is not part of the path";
+  EXPECT_EQ(answer_however_split(get("http://x/nope", host)), error(404, Variant::keep_alive_11));
+  EXPECT_EQ(answer_however_split(get("ftp://x/", host)), error(404, Variant::keep_alive_11));
+  EXPECT_EQ(answer_however_split(get("httpx://x/", host)), error(404, Variant::keep_alive_11));
+  EXPECT_EQ(answer_however_split(get("*", host)), error(404, Variant::keep_alive_11));
+  // The authority of an http URI is a host (RFC 9110 section 4.2.1), with no
+  // userinfo (section 4.2.4).
+  for (const char* target : {"http://", "http:///", "http://:80/", "http://u@x/", "http://x:8a/",
+                             "https://[::1/", "http://x:80:80"}) {
+    EXPECT_EQ(answer_however_split(get(target, host)), error(400, Variant::close_11)) << target;
+  }
+  EXPECT_EQ(answer_however_split(get("http://x/", "")), error(400, Variant::close_11))
+      << "HTTP/1.1 still needs a Host";
+  EXPECT_EQ(answer_however_split(get("http://x/", "Host: a b\r\n")), error(400, Variant::close_11))
+      << "and a valid one";
+}
+
 }  // namespace
 }  // namespace hello
