@@ -17,9 +17,12 @@ constexpr std::array<bool, 256> make_reg_name_table() {
 }
 constexpr std::array<bool, 256> kRegName = make_reg_name_table();
 
+bool is_digit(unsigned char c) {
+  return static_cast<unsigned char>(c - '0') < 10;
+}
+
 bool is_hex(unsigned char c) {
-  return static_cast<unsigned char>(c - '0') < 10 ||
-         static_cast<unsigned char>((c | 0x20) - 'a') < 6;
+  return is_digit(c) || static_cast<unsigned char>((c | 0x20) - 'a') < 6;
 }
 
 bool is_blank(unsigned char c) {
@@ -46,7 +49,7 @@ void HostSyntax::feed(const char* at, size_t len) {
     ++p;
   }
   if (state_ == State::port) {
-    while (p < end && static_cast<unsigned char>(*p - '0') < 10) ++p;
+    while (p < end && is_digit(*p)) ++p;
     if (p == end) return;
   }
   feed_bytes(p, end);
@@ -80,8 +83,7 @@ void HostSyntax::feed_bytes(const unsigned char* p, const unsigned char* end) {
         state_ = is_hex(c) ? State::reg_name : State::invalid;
         break;
       case State::port:
-        if (static_cast<unsigned char>(c - '0') >= 10)
-          state_ = is_blank(c) ? State::blanks : State::invalid;
+        if (!is_digit(c)) state_ = is_blank(c) ? State::blanks : State::invalid;
         break;
       case State::literal:
         if ((c | 0x20) == 'v') {
@@ -132,7 +134,7 @@ void HostSyntax::feed_bytes(const unsigned char* p, const unsigned char* end) {
 void HostSyntax::step_ipv6(unsigned char c) {
   if (dots_ != 0) {
     // In the IPv4 tail: decimal octets, three dots.
-    if (static_cast<unsigned char>(c - '0') < 10 && digits_ < 3) {
+    if (is_digit(c) && digits_ < 3) {
       value_ = static_cast<uint16_t>(value_ * 10 + (c - '0'));
       ++digits_;
     } else if (c == '.' && dots_ < 3 && digits_ != 0 && value_ <= 255 &&
@@ -153,7 +155,7 @@ void HostSyntax::step_ipv6(unsigned char c) {
     }
     ++digits_;
     colons_ = 0;
-    if (static_cast<unsigned char>(c - '0') < 10)
+    if (is_digit(c))
       value_ = static_cast<uint16_t>(value_ * 10 + (c - '0'));
     else
       decimal_ = false;
