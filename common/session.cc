@@ -4,7 +4,9 @@
 #include <array>
 #include <bit>
 #include <charconv>
+#include <cstdint>
 #include <cstring>
+#include <string_view>
 
 #include "check.h"
 #include "json_echo.h"
@@ -29,6 +31,7 @@ struct SessionCallbacks {
   }
   static int headers_complete(llhttp_t* p) { return of(p)->on_headers_complete(); }
   static int body(llhttp_t* p, const char* at, size_t n) { return of(p)->on_body(at, n); }
+  static int chunk_header(llhttp_t* p) { return of(p)->on_chunk_header(); }
   static int message_complete(llhttp_t* p) { return of(p)->on_message_complete(); }
 
   static llhttp_settings_t make() {
@@ -41,6 +44,8 @@ struct SessionCallbacks {
     s.on_header_value = header_value;
     s.on_headers_complete = headers_complete;
     s.on_body = body;
+    // Called only for chunked bodies: nothing on the path of a GET.
+    s.on_chunk_header = chunk_header;
     s.on_message_complete = message_complete;
     return s;
   }
@@ -87,6 +92,27 @@ constexpr uint64_t kPrefixMask[] = {
 // The names as on_header_field_complete() sees them, masked to their length.
 constexpr uint64_t kHost = word_of({'h', 'o', 's', 't', 0, 0, 0, 0});
 constexpr uint64_t kExpect = word_of({'e', 'x', 'p', 'e', 'c', 't', 0, 0});
+
+// What llhttp's header_state holds once a Transfer-Encoding name (any case)
+// is complete: HEADER_STATE.TRANSFER_ENCODING in llhttp's
+// src/llhttp/constants.ts, which its public header does not export. (The
+// unit tests of Transfer-Encoding fail if a new llhttp numbers it otherwise.)
+constexpr uint8_t kHeaderStateTransferEncoding = 3;
+
+// The transfer coding whose name a Transfer-Encoding value must be.
+constexpr std::string_view kChunked = "chunked";
+
+// The last Host value of 8 to 16 bytes a worker found valid, with a host:
+// by its first and last eight bytes (which overlap below 16) and its
+// length. Clients send the same Host on every request, and a value equal to
+// it needs no second look: a Host costs a dozen instructions, not a few per
+// byte. (One per worker thread, as the JSON echo's scratch space is.)
+struct HostMemo {
+  uint64_t head = 0;
+  uint64_t tail = 0;
+  size_t length = SIZE_MAX;  // none yet: no span is this long
+};
+thread_local HostMemo host_memo;
 
 }  // namespace
 
@@ -234,6 +260,8 @@ HELLO_CALLBACK int Session::on_message_begin() {
   field_length_ = 0;
   hosts_ = 0;
   header_ = Header::other;
+  form_ = TargetForm::origin;
+  transfer_coding_ = kNoTransferCoding;
   in_trailers_ = false;
   echo_ = false;
   expect_continue_ = false;
@@ -246,7 +274,65 @@ HELLO_CALLBACK int Session::on_url(const char* at, size_t len) {
   head_bytes_ += len;
   if (head_bytes_ + kLineOverhead > limits_.max_header_bytes) return reject(414);
   if (log_ != nullptr) keep_target(at, len);
-  if (path_done_) return 0;
+  if (path_done_) return form_ >= TargetForm::scheme ? read_target_prefix(at, len) : 0;
+  // An origin-form target starts with '/' (RFC 9112 section 3.2.1); any
+  // other form is read by read_target_prefix(). (The first span of a target is
+  // never empty: llhttp starts a span at a byte.)
+  if (path_length_ == 0 && at[0] != '/') return read_target_prefix(at, len);
+  copy_path(at, len);
+  return 0;
+}
+
+// A target that is not origin-form. The path of an absolute-form target
+// whose scheme is http or https (in any case) is routed as an origin-form
+// one is (RFC 9112 section 3.2.2), and its authority must be a host (RFC
+// 9110 section 4.2.1) and an optional port: no userinfo (section 4.2.4).
+// Any other target (asterisk-form "*", CONNECT's authority-form, another
+// scheme) matches no route. The prefix may come in any number of spans.
+[[gnu::noinline]] int Session::read_target_prefix(const char* at, size_t len) {
+  static constexpr std::string_view kScheme = "https://";
+  const char* p = at;
+  const char* end = at + len;
+  if (form_ == TargetForm::origin) {
+    // The first span: no route unless the scheme matches.
+    form_ = TargetForm::scheme;
+    scheme_matched_ = 0;
+    path_done_ = true;
+  }
+  if (form_ == TargetForm::scheme) {
+    for (; p < end && scheme_matched_ < kScheme.size(); ++p) {
+      if (scheme_matched_ == 4 && *p == ':') scheme_matched_ = 5;  // "http://"
+      // OR-ing 0x20 folds letters and leaves ':' and '/' alone.
+      if ((*p | 0x20) != kScheme[scheme_matched_]) {
+        form_ = TargetForm::other;
+        return 0;
+      }
+      ++scheme_matched_;
+    }
+    if (scheme_matched_ < kScheme.size()) return 0;
+    form_ = TargetForm::authority;
+    host_.reset();
+  }
+  // The authority runs to the path, the query or the end of the target.
+  const char* q = p;
+  while (q < end && *q != '/' && *q != '?' && *q != '#') ++q;
+  host_.feed(p, static_cast<size_t>(q - p));
+  // A span that stops short of the bytes fed is the end of the target: llhttp
+  // calls back there when it meets the space after it.
+  if (q == end && end == feed_end_) return 0;
+  if (!host_.valid() || host_.empty_host()) return reject(400);
+  form_ = TargetForm::absolute;
+  // The path of "http://x" and of "http://x?q" is "/".
+  path_[0] = '/';
+  path_length_ = 1;
+  if (q == end || *q != '/') return 0;
+  path_length_ = 0;
+  path_done_ = false;
+  copy_path(q, static_cast<size_t>(end - q));
+  return 0;
+}
+
+HELLO_CALLBACK void Session::copy_path(const char* at, size_t len) {
   // Copy the path up to '?' or '#'; a path longer than any route is only
   // scanned as far as that.
   size_t room = kMaxPath - path_length_;
@@ -262,10 +348,9 @@ HELLO_CALLBACK int Session::on_url(const char* at, size_t len) {
   if (n > room) {
     path_too_long_ = true;
     path_done_ = true;
-    return 0;
+    return;
   }
   path_length_ = static_cast<uint16_t>(path_length_ + n);
-  return 0;
 }
 
 HELLO_CALLBACK int Session::on_header_field(const char* at, size_t len) {
@@ -288,8 +373,8 @@ HELLO_CALLBACK int Session::on_header_field_complete() {
   if (header_ == Header::expect) finish_expect();
   if (++headers_ > Limits::kMaxHeaders) return reject(431);
   head_bytes_ += kLineOverhead;
-  // Trailers (after a chunked body) are counted, but Host and Expect mean
-  // nothing there.
+  // Trailers (after a chunked body) are counted, but Host, Expect and
+  // Transfer-Encoding mean nothing there.
   if (field_length_ <= kFieldPrefix && !in_trailers_) {
     // The name's first bytes as one word, case folded: OR-ing 0x20 folds
     // the letters of "host" and "expect" (see equals_nocase()).
@@ -298,10 +383,23 @@ HELLO_CALLBACK int Session::on_header_field_complete() {
     word = (word | kCaseBits) & kPrefixMask[field_length_];
     if (word == kHost) {
       if (++hosts_ > 1) return reject(400);
+      header_ = Header::host;
     } else if (word == kExpect) {
       header_ = Header::expect;
       value_length_ = 0;
+    } else if (field_length_ == 0) {
+      // RFC 9110 section 5.1: a field name is a token, one byte or more.
+      return reject(400);
     }
+  } else if (field_length_ == 0) {
+    return reject(400);  // in a trailer
+  } else if (parser_.header_state == kHeaderStateTransferEncoding && !in_trailers_) {
+    // RFC 9112 section 6.1: chunked is the one transfer coding a server
+    // must know, and the only one we do. A second line, even one more
+    // "chunked", is a coding on top of another: 501 as well.
+    if (transfer_coding_ != kNoTransferCoding) return reject(501);
+    header_ = Header::transfer_encoding;
+    transfer_coding_ = 0;
   }
   field_length_ = 0;
   return 0;
@@ -320,15 +418,76 @@ HELLO_CALLBACK int Session::on_header_value(const char* at, size_t len) {
   // previous value) and reports the continuation as a span of the value.
   // An ordinary value span follows "name:" and blanks on its own line; only
   // a fold's span follows a line end and blanks. RFC 9112 section 5.2 lets
-  // a server reject folds with 400, and we do.
+  // a server reject folds with 400, and we do. An empty span is no fold:
+  // llhttp reports an empty value (RFC 9110 section 5.5 allows one) at the
+  // start of the next line, and the end of a value split after its last
+  // byte at the start of the next read. (So a continuation line of blanks
+  // alone after an empty value, which adds nothing to it, passes: section
+  // 5.2 also lets a server read a fold as blanks.)
   bool after_colon = at - feed_begin_ >= 2 && at[-1] == ' ' && at[-2] == ':';
-  if (!after_colon && after_line_end(at)) return reject(400);
+  if (!after_colon && len != 0 && after_line_end(at)) return reject(400);
+  if (header_ == Header::other) return 0;
+  // The whole value in one span (see read_host_value()), as long as the last
+  // one found valid (8 to 16 bytes): the same bytes?
+  if (header_ == Header::host && len == host_memo.length && at + len != feed_end_) {
+    uint64_t head;
+    uint64_t tail;
+    memcpy(&head, at, 8);
+    memcpy(&tail, at + len - 8, 8);
+    if (head == host_memo.head && tail == host_memo.tail) {
+      header_ = Header::other;
+      return 0;
+    }
+  }
   if (header_ == Header::expect) {
     size_t room = kExpectValue - std::min(value_length_, kExpectValue);
     memcpy(value_ + std::min(value_length_, kExpectValue), at, std::min(len, room));
     value_length_ += len;
+    return 0;
+  }
+  return header_ == Header::transfer_encoding ? read_transfer_coding(at, len)
+                                              : read_host_value(at, len);
+}
+
+// A piece of the Host value, other than one the memo knows. llhttp calls
+// back where the value ends (at its CR), or at the end of the bytes fed if
+// it goes on in the next read: a span that stops short of them is the last,
+// and the value is judged there.
+[[gnu::noinline]] int Session::read_host_value(const char* at, size_t len) {
+  bool whole = header_ == Header::host;
+  if (whole) {
+    host_.reset();
+    header_ = Header::host_continued;
+  }
+  host_.feed(at, len);
+  if (at + len == feed_end_) return 0;
+  header_ = Header::other;
+  // RFC 9112 section 3.2. An empty host would make an "http" URI without
+  // one (RFC 9110 section 4.2.1), so it is refused too, unless the target
+  // is absolute-form: then the Host value is not used at all.
+  if (!host_.valid() || (host_.empty_host() && form_ != TargetForm::absolute)) return reject(400);
+  if (whole && len - 8 <= 8 && !host_.empty_host()) {
+    memcpy(&host_memo.head, at, 8);
+    memcpy(&host_memo.tail, at + len - 8, 8);
+    host_memo.length = len;
   }
   return 0;
+}
+
+// A piece of a Transfer-Encoding value: "chunked" in any case, then blanks
+// (the blanks before it are not part of the span), or 501 where it ends
+// (as for Host, a span that stops short of the bytes fed).
+[[gnu::noinline]] int Session::read_transfer_coding(const char* at, size_t len) {
+  for (size_t i = 0; i < len && transfer_coding_ != kOtherTransferCoding; ++i) {
+    char c = at[i];
+    if (transfer_coding_ < kChunked.size() && (c | 0x20) == kChunked[transfer_coding_])
+      ++transfer_coding_;
+    else if (transfer_coding_ != kChunked.size() || (c != ' ' && c != '\t'))
+      transfer_coding_ = kOtherTransferCoding;
+  }
+  if (at + len == feed_end_) return 0;
+  header_ = Header::other;
+  return transfer_coding_ == kChunked.size() ? 0 : reject(501);
 }
 
 // Called once the Expect value is complete: when the next header name is,
@@ -382,10 +541,19 @@ HELLO_CALLBACK int Session::on_headers_complete() {
   return 0;
 }
 
+// A chunk's size line is complete; llhttp holds the size in content_length.
+HELLO_CALLBACK int Session::on_chunk_header() {
+  // Chunked bodies are counted by their declared sizes, so a chunk that
+  // would take the body over the limit is refused before its data comes, as
+  // a Content-Length over it is. body_bytes_ never passes the limit: the
+  // subtraction cannot wrap.
+  if (parser_.content_length > limits_.max_body_bytes - body_bytes_) return reject(413);
+  body_bytes_ += parser_.content_length;
+  return 0;
+}
+
 HELLO_CALLBACK int Session::on_body(const char* at, size_t len) {
-  // Content-Length was checked up front; chunked bodies are counted here.
-  body_bytes_ += len;
-  if (body_bytes_ > limits_.max_body_bytes) return reject(413);
+  // Content-Length was checked up front, chunks by on_chunk_header().
   if (echo_) body_.append(at, len);
   return 0;
 }

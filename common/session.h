@@ -15,6 +15,7 @@
 #include "access_log.h"
 #include "counter.h"
 #include "heart.h"
+#include "host_syntax.h"
 #include "response_table.h"
 
 namespace hello {
@@ -66,15 +67,36 @@ class Session final : public Heart {
   // Long enough for "100-continue" and a little more.
   static constexpr size_t kExpectValue = 16;
 
-  enum class Header : uint8_t { other, host, expect };
+  // The header whose value is being read: host until a first piece of it
+  // has been checked, host_continued after.
+  enum class Header : uint8_t { other, host, host_continued, expect, transfer_encoding };
+  // The form of the request target (RFC 9112 section 3.2), as far as read.
+  // The last two are read_target_prefix() still at work.
+  enum class TargetForm : uint8_t {
+    origin,     // "/path" (or not yet known)
+    absolute,   // "http://host/path": the path was reached
+    other,      // matches no route: "*", an authority, another scheme
+    scheme,     // perhaps "http://" or "https://", being read
+    authority,  // the authority after "http://", being read
+  };
+  // transfer_coding_ before any Transfer-Encoding line. From its name on it
+  // counts the bytes of "chunked" the value has matched (all 7, then only
+  // blanks, is the one value accepted), or is kOtherTransferCoding.
+  static constexpr uint8_t kNoTransferCoding = 0xfe;
+  static constexpr uint8_t kOtherTransferCoding = 0xff;
 
   int on_message_begin();
   int on_url(const char* at, size_t len);
+  int read_target_prefix(const char* at, size_t len);
+  void copy_path(const char* at, size_t len);
   int on_header_field(const char* at, size_t len);
   int on_header_field_complete();
   int on_header_value(const char* at, size_t len);
+  int read_host_value(const char* at, size_t len);
+  int read_transfer_coding(const char* at, size_t len);
   void finish_expect();
   int on_headers_complete();
+  int on_chunk_header();
   int on_body(const char* at, size_t len);
   int on_message_complete();
   int reject(int status);
@@ -110,8 +132,10 @@ class Session final : public Heart {
 
   char path_[kMaxPath];
   uint16_t path_length_ = 0;
-  bool path_done_ = false;  // a '?' or '#' ended the path
+  bool path_done_ = false;  // a '?' or '#' ended the path, or there is none to route
   bool path_too_long_ = false;
+  TargetForm form_ = TargetForm::origin;
+  uint8_t scheme_matched_ = 0;  // bytes of "https://" matched ("http://" skips the 's')
   // The raw target, kept only for the log: allocated once with the session
   // (sessions are pooled with their connections), and only when logging.
   std::unique_ptr<char[]> target_;
@@ -124,9 +148,11 @@ class Session final : public Heart {
   Header header_ = Header::other;
   char value_[kExpectValue];
   size_t value_length_ = 0;
+  HostSyntax host_;                   // of the Host value, or of an absolute target's authority
   bool in_trailers_ = false;          // the head is complete: fields now are trailers
   bool tail_after_line_end_ = false;  // the last read ended in LF and blanks
   uint8_t hosts_ = 0;
+  uint8_t transfer_coding_ = kNoTransferCoding;
   int route_ = -1;           // chosen when the head is complete
   bool path_known_ = false;  // some route has this path (405 rather than 404)
   int path_route_ = -1;      // a route with this path, whose 405 lists its methods

@@ -113,6 +113,35 @@ std::vector<Row> rows() {
       {"Http10", "GET / HTTP/1.0\r\n\r\n", 200, true},
       {"Http10KeepAlive", "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", 200, false},
       {"Pipelined", get + get + get, 200, false, {}, 3},
+      // No chunk data follows: the answer must not wait for it.
+      {"ChunkSizeOverTheLimit",
+       "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFF\r\n", 413,
+       true},
+      {"ChunksOverTheLimitTogether",
+       "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n40\r\n" +
+           std::string(64, 'x') + "\r\n40\r\n",
+       413,
+       true,
+       {"--max-body-bytes", "100"}},
+      {"EmptyFieldName", "GET / HTTP/1.1\r\nHost: a\r\n: 1\r\n\r\n", 400, true},
+      // No chunk data follows: the answer must not wait for it.
+      {"EmptyFieldValues", "GET / HTTP/1.1\r\nHost: a\r\nX-A:\r\nX-B: \r\n\r\n", 200, false},
+      {"TransferEncodingIdentityChunked",
+       "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: identity, chunked\r\n\r\n0\r\n\r\n", 501,
+       true},
+      {"TransferEncodingGzipChunked",
+       "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", 501,
+       true},
+      {"TransferEncodingOnTwoLines",
+       "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: "
+       "chunked\r\n\r\n0\r\n\r\n",
+       501, true},
+      {"HostWithASpace", "GET / HTTP/1.1\r\nHost: a b\r\n\r\n", 400, true},
+      {"HostWithASlash", "GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", 400, true},
+      {"EmptyHost", "GET / HTTP/1.1\r\nHost:\r\n\r\n", 400, true},
+      {"EmptyHostBeforeAPort", "GET / HTTP/1.1\r\nHost: :80\r\n\r\n", 400, true},
+      {"AbsoluteForm", "GET http://x/ HTTP/1.1\r\nHost: a\r\n\r\n", 200, false},
+      {"AbsoluteFormWithoutPath", "GET HTTPS://x?q=1 HTTP/1.1\r\nHost: a\r\n\r\n", 200, false},
   };
 }
 
@@ -143,6 +172,30 @@ TEST_P(HardeningTest, AnswersAndClosesAsTheTableSays) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, HardeningTest, ::testing::ValuesIn(rows()),
+                         [](const auto& info) { return info.param.name; });
+
+// The same rows sent a byte at a time, each byte its own read: the answer
+// must not depend on where the reads split the request.
+class HardeningBytewiseTest : public ::testing::TestWithParam<Row> {};
+
+TEST_P(HardeningBytewiseTest, AnswersAsWhenSentWhole) {
+  const Row& row = GetParam();
+  ServerProcess s("sanic", row.flags);
+  Client c(s.port());
+  for (char ch : row.request) {
+    // Once the server has answered and closed, the rest may be refused.
+    if (!c.send(std::string_view(&ch, 1))) break;
+    std::this_thread::sleep_for(100us);
+  }
+  bool head = row.request.rfind("HEAD", 0) == 0;
+  std::string response = c.read_response(head);
+  for (int i = 1; i < row.responses; ++i) response = c.read_response();
+  EXPECT_EQ(status_of(response), row.status) << response;
+  auto rest = c.read_to_eof(row.closes ? 3000ms : 300ms);
+  EXPECT_EQ(rest.has_value(), row.closes);
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, HardeningBytewiseTest, ::testing::ValuesIn(rows()),
                          [](const auto& info) { return info.param.name; });
 
 TEST(Hardening, ExpectContinueGetsAnInterimAnswerFirst) {
