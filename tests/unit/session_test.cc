@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "http_bytes.h"
 #include "test_persona.h"
 
 namespace hello {
@@ -22,6 +23,12 @@ class SessionTest : public ::testing::Test {
     fed_ = session_.feed(bytes.data(), bytes.size(), out);
     open_ = fed_.next != Fed::Next::close;
     return out;
+  }
+  // Feeds `a` then `b` to a fresh session: one input cut in two.
+  std::string feed_cut(std::string_view a, std::string_view b) {
+    session_.reset();
+    std::string out = feed(a);
+    return out + feed(b);
   }
   std::string route(std::string_view path, Variant v) {
     return table_.route(table_.find_route(path), v).bytes;
@@ -135,23 +142,17 @@ TEST_F(SessionTest, ObsFoldIsRejectedHoweverItArrives) {
       "GET / HTTP/1.1\r\nHost: a\r\nX: a\r\n   b\r\n\r\n",
   };
   for (std::string_view fold : folds) {
-    for (size_t split = 0; split <= fold.size(); ++split) {
-      session_.reset();
-      std::string out = feed(fold.substr(0, split));
-      out += feed(fold.substr(split));
-      ASSERT_EQ(out, error(400, Variant::close_11)) << fold << " split at " << split;
-    }
+    test::for_each_split(fold, [&](std::string_view a, std::string_view b, size_t split) {
+      ASSERT_EQ(feed_cut(a, b), error(400, Variant::close_11)) << fold << " split at " << split;
+    });
   }
 }
 
 TEST_F(SessionTest, ValuesSplitAcrossReadsAreNotFolds) {
   std::string_view request = "GET / HTTP/1.1\r\nHost: a\r\nX: a b  c\r\nY:  d\r\n\r\n";
-  for (size_t split = 0; split <= request.size(); ++split) {
-    session_.reset();
-    std::string out = feed(request.substr(0, split));
-    out += feed(request.substr(split));
-    ASSERT_EQ(out, route("/", Variant::keep_alive_11)) << "split at " << split;
-  }
+  test::for_each_split(request, [&](std::string_view a, std::string_view b, size_t split) {
+    ASSERT_EQ(feed_cut(a, b), route("/", Variant::keep_alive_11)) << "split at " << split;
+  });
 }
 
 TEST_F(SessionTest, ExpectValueMayHaveTrailingBlanks) {
@@ -272,13 +273,10 @@ TEST_F(SessionTest, PipelinedRequestsSplitAtEveryByteGiveIdenticalAnswers) {
       error(404, Variant::keep_alive_11) + route("/json", Variant::close_11);
   session_.reset();
   ASSERT_EQ(feed(pipeline), expected);
-  for (size_t split = 0; split <= pipeline.size(); ++split) {
-    session_.reset();
-    std::string out = feed(std::string_view(pipeline).substr(0, split));
-    out += feed(std::string_view(pipeline).substr(split));
-    ASSERT_EQ(out, expected) << "split at byte " << split;
+  test::for_each_split(pipeline, [&](std::string_view a, std::string_view b, size_t split) {
+    ASSERT_EQ(feed_cut(a, b), expected) << "split at byte " << split;
     ASSERT_FALSE(open_);
-  }
+  });
   // And one byte at a time.
   session_.reset();
   std::string out;
@@ -289,22 +287,13 @@ TEST_F(SessionTest, PipelinedRequestsSplitAtEveryByteGiveIdenticalAnswers) {
 // Routes from a file, built in code: an override of "/", a JSON route with
 // headers, and a JSON echo.
 std::vector<FileRoute> file_routes() {
-  std::vector<FileRoute> r(3);
-  r[0].method = HTTP_GET;
-  r[0].path = "/";
-  r[0].content_type = "text/plain";
-  r[0].content = "from the file";
-  r[1].method = HTTP_GET;
-  r[1].path = "/api";
+  std::vector<FileRoute> r{test::text_route("/", "from the file"), test::text_route("/api", ""),
+                           test::echo_route()};
   r[1].status = 418;
   r[1].kind = FileRoute::Kind::json;
   r[1].content_type = "application/json";
   r[1].content = "{\"x\":1}";
   r[1].headers = {{"X-One", "1"}, {"X-Two", "2"}};
-  r[2].method = HTTP_POST;
-  r[2].path = "/echo";
-  r[2].kind = FileRoute::Kind::echo;
-  r[2].content_type = "application/json";
   return r;
 }
 
@@ -317,19 +306,10 @@ class RoutesSessionTest : public SessionTest {
   }
   RoutesSessionTest() : SessionTest(test::kTestPersona, options()) {}
   static std::string post(std::string_view body, std::string_view path = "/echo") {
-    return "POST " + std::string(path) +
-           " HTTP/1.1\r\nHost: a\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" +
-           std::string(body);
+    return test::post(body, path);
   }
   static std::string chunked(std::string_view a, std::string_view b) {
-    auto hex = [](size_t n) {
-      char buf[16];
-      snprintf(buf, sizeof buf, "%zx", n);
-      return std::string(buf);
-    };
-    return "POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n" + hex(a.size()) +
-           "\r\n" + std::string(a) + "\r\n" + hex(b.size()) + "\r\n" + std::string(b) +
-           "\r\n0\r\n\r\n";
+    return test::chunked_post({a, b});
   }
   // What the echo route answers with `body`: its template with the length.
   std::string echoed(std::string_view body, Variant v = Variant::keep_alive_11) {
@@ -398,12 +378,9 @@ TEST_F(RoutesSessionTest, EchoesPipelinedAfterEachOtherInOrder) {
                          route("/", Variant::keep_alive_11) + echoed("{\"n\":3}");
   EXPECT_EQ(feed(in), expected);
   // Split at every byte, the same answers.
-  for (size_t split = 0; split <= in.size(); ++split) {
-    session_.reset();
-    std::string out = feed(std::string_view(in).substr(0, split));
-    out += feed(std::string_view(in).substr(split));
-    ASSERT_EQ(out, expected) << "split at " << split;
-  }
+  test::for_each_split(in, [&](std::string_view a, std::string_view b, size_t split) {
+    ASSERT_EQ(feed_cut(a, b), expected) << "split at " << split;
+  });
 }
 
 TEST_F(RoutesSessionTest, EchoOverTheBodyLimitIs413AndCloses) {
