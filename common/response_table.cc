@@ -219,13 +219,6 @@ int ResponseTable::find_route(std::string_view path) const {
   return -1;
 }
 
-const PreparedResponse& ResponseTable::route(int index, Variant v, bool head) const {
-  HELLO_CHECK(index >= 0 && static_cast<size_t>(index) < routes_.size());
-  if (head && routes_[index].head >= 0)
-    return heads_[routes_[index].head * kVariants + static_cast<int>(v)];
-  return responses_[index * kVariants + static_cast<int>(v)];
-}
-
 const PreparedResponse& ResponseTable::error(int status, Variant v) const {
   size_t slot = 0;
   while (slot < kErrorStatuses.size() && kErrorStatuses[slot] != status) ++slot;

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "check.h"
 #include "persona.h"
 #include "routes_file.h"
 #include "status.h"
@@ -99,7 +100,13 @@ class ResponseTable {
   // The answer of route `index`; with `head`, the answer to HEAD, which for a
   // body without a length is an entry of its own (the head alone, without
   // a framing line), else the same entry, whose head_length bytes are sent.
-  const PreparedResponse& route(int index, Variant v, bool head = false) const;
+  // Inline: it runs per request.
+  const PreparedResponse& route(int index, Variant v, bool head = false) const {
+    HELLO_CHECK(index >= 0 && static_cast<size_t>(index) < routes_.size());
+    if (head && routes_[index].head >= 0)
+      return heads_[routes_[index].head * kVariants + static_cast<int>(v)];
+    return responses_[index * kVariants + static_cast<int>(v)];
+  }
   // One of kErrorStatuses; any other status answers as 400.
   const PreparedResponse& error(int status, Variant v) const;
   // The 405 for the path of route `path_route`: Allow lists that path's methods.
