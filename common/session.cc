@@ -155,7 +155,7 @@ constexpr uint8_t kNextStates[] = {
 };
 }  // namespace
 
-void Session::enter(State to) {
+HELLO_CALLBACK void Session::enter(State to) {
   HELLO_CHECK(kNextStates[static_cast<int>(state_)] & bit(to));
   state_ = to;
 }
@@ -595,20 +595,23 @@ HELLO_CALLBACK int Session::on_message_complete() {
 
 HELLO_CALLBACK bool Session::answer_request(Variant v, bool head) {
   stats_.requests.add();
-  if (expect_unknown_)
-    answer(table_.error(417, v), head, true);
-  else if (!path_known_)
-    answer(table_.error(404, v), head, true);
-  else if (route_ < 0)
-    answer(table_.not_allowed(path_route_, v), head, true);
-  else if (echo_)
-    answer_echo(v);
-  else {
+  // The common case first: a route's own answer.
+  if (route_ >= 0 && !expect_unknown_) {
+    if (echo_) {
+      answer_echo(v);
+      return false;
+    }
     const PreparedResponse& r = table_.route(route_, v, head);
     answer(r, head, true);
     // A body without a length is ended by closing; its bytes say close.
     return r.closes;
   }
+  if (expect_unknown_)
+    answer(table_.error(417, v), head, true);
+  else if (!path_known_)
+    answer(table_.error(404, v), head, true);
+  else
+    answer(table_.not_allowed(path_route_, v), head, true);
   return false;
 }
 
