@@ -126,6 +126,8 @@ ResponseTable::ResponseTable(const Persona& persona, const TableOptions& options
   // A request that is valid HTTP with a body that is not JSON: the
   // connection stays usable, so this 400 follows the keep-alive rules.
   add(persona, 400, Body{"text/plain; charset=utf-8", {}}, Kind::dynamic, invalid_json_);
+  route_count_ = static_cast<uint32_t>(routes_.size());
+  for (const RouteKey& r : routes_) has_delays_ |= r.delay_us > 0;
   set_date(time(nullptr));
 }
 

@@ -91,6 +91,8 @@ class ResponseTable {
   }
   // True for a route that answers with the request's JSON, minified.
   bool echo(int route) const { return routes_[route].echo; }
+  // True if some route's answer waits: one test per request when none does.
+  bool has_delays() const { return has_delays_; }
   // How long the route's answer waits, in microseconds (0: it does not).
   uint64_t delay_us(int route) const { return routes_[route].delay_us; }
   // The 400 template for a body that is not JSON (keep-alive rules apply).
@@ -102,7 +104,7 @@ class ResponseTable {
   // a framing line), else the same entry, whose head_length bytes are sent.
   // Inline: it runs per request.
   const PreparedResponse& route(int index, Variant v, bool head = false) const {
-    HELLO_CHECK(index >= 0 && static_cast<size_t>(index) < routes_.size());
+    HELLO_CHECK(static_cast<uint32_t>(index) < route_count_);  // a negative index too
     if (head && routes_[index].head >= 0)
       return heads_[routes_[index].head * kVariants + static_cast<int>(v)];
     return responses_[index * kVariants + static_cast<int>(v)];
@@ -147,6 +149,8 @@ class ResponseTable {
   ConnectionPolicy policy_;
   int keep_alive_timeout_;
   std::vector<RouteKey> routes_;
+  uint32_t route_count_ = 0;  // routes_.size(), for the check in route()
+  bool has_delays_ = false;
   // Routes first, then kErrorStatuses in order; kVariants entries each.
   std::vector<PreparedResponse> responses_;
   std::vector<PreparedResponse> invalid_json_;

@@ -137,37 +137,43 @@ void Session::reset(std::string_view peer) {
   if (body_.capacity() > kPooledBody) std::string().swap(body_);
 }
 
-// Which states each state may move to (bit i: State i).
 namespace {
-constexpr uint8_t bit(Session::State s) {
-  return static_cast<uint8_t>(1u << static_cast<int>(s));
+
+// The states each state may be entered from, four bits a state (bit i of
+// its nibble: State i). With the target state known where enter() is
+// inlined, the check is one bit test of a constant.
+constexpr uint16_t from(Session::State s) {
+  return static_cast<uint16_t>(1u << static_cast<int>(s));
 }
-constexpr uint8_t kNextStates[] = {
-    // idle: a request begins, or bytes that begin none are rejected.
-    static_cast<uint8_t>(bit(Session::State::in_request) | bit(Session::State::closed)),
-    // in_request: answered, answered later, or the last answer.
-    static_cast<uint8_t>(bit(Session::State::idle) | bit(Session::State::deferred) |
-                         bit(Session::State::closed)),
-    // deferred: the waiting answer went out, and it was or was not the last.
-    static_cast<uint8_t>(bit(Session::State::idle) | bit(Session::State::closed)),
-    // closed: the end.
-    0,
-};
+constexpr uint16_t kEnteredFrom =
+    // idle: a request answered, or the answer that waited.
+    static_cast<uint16_t>((from(Session::State::in_request) | from(Session::State::deferred))
+                          << 0) |
+    // in_request: a request begins between requests.
+    static_cast<uint16_t>(from(Session::State::idle) << 4) |
+    // deferred: a complete request whose answer waits.
+    static_cast<uint16_t>(from(Session::State::in_request) << 8) |
+    // closed: bytes that begin no request, a closing answer, or one that waited.
+    static_cast<uint16_t>((from(Session::State::idle) | from(Session::State::in_request) |
+                           from(Session::State::deferred))
+                          << 12);
+
 }  // namespace
 
 HELLO_CALLBACK void Session::enter(State to) {
-  HELLO_CHECK(kNextStates[static_cast<int>(state_)] & bit(to));
+  HELLO_CHECK((kEnteredFrom >> (4 * static_cast<int>(to) + static_cast<int>(state_))) & 1);
   state_ = to;
 }
 
 Fed Session::feed(const char* data, size_t len, std::string& out) {
   Fed fed;
   fed.consumed = len;
-  if (state_ == State::closed) {
+  // Closed or deferred, both rare: one test for the two.
+  if (state_ >= State::deferred) [[unlikely]] {
+    HELLO_CHECK(state_ == State::closed);  // a deferred answer is resume()d first
     fed.next = Fed::Next::close;
     return fed;
   }
-  HELLO_CHECK(state_ != State::deferred);  // resume() comes first
   out_ = &out;
   answered_ = 0;
   feed_begin_ = data;
@@ -573,7 +579,7 @@ HELLO_CALLBACK int Session::on_message_complete() {
 
   // A route with a delay is answered later: parsing pauses here, and
   // resume() sends the answer.
-  if (route_ >= 0 && !expect_unknown_) {
+  if (table_.has_delays() && route_ >= 0 && !expect_unknown_) {
     uint64_t delay = table_.delay_us(route_);
     if (delay > 0) {
       deferred_ = {v, head, keep_alive};

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -58,6 +59,10 @@ TEST(Delay, AnsweredAfterItsDelayWhileTheWorkerAnswersOthers) {
   Client other(s.port());
   ASSERT_TRUE(other.send(kRoot));
   ASSERT_NE(other.read_response(), "");  // warm
+  // Three rounds; every answer waits at least its 200 ms, and the median
+  // is within 15 ms of it (one round may be slowed by the rest of a
+  // parallel test run on a shared machine, not the median of three).
+  std::vector<double> answers;
   for (int round = 0; round < 3; ++round) {
     Client slow(s.port());
     auto t0 = Clock::now();
@@ -75,10 +80,13 @@ TEST(Delay, AnsweredAfterItsDelayWhileTheWorkerAnswersOthers) {
     EXPECT_EQ(r.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << r;
     EXPECT_EQ(r.substr(r.find("\r\n\r\n") + 4), "slow\n");
     EXPECT_GE(ms, 200.0);
-    EXPECT_LE(ms, 215.0);
+    EXPECT_LE(ms, 300.0);
+    answers.push_back(ms);
     printf("round %d: slow answer after %.3f ms; 1,000 others done after %.3f ms\n", round, ms,
            others_ms);
   }
+  std::sort(answers.begin(), answers.end());
+  EXPECT_LE(answers[1], 215.0) << "median of three";
   EXPECT_EQ(s.stop(), 0);
 }
 
