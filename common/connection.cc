@@ -228,7 +228,7 @@ void Connection::after_feed(const Fed& fed, const char* data, size_t len, bool h
         release_heart();
         deadline_ = uv_now(worker_.loop()) + worker_.options().keep_alive_timeout_ms;
       }
-      if (held) release_held();
+      release_held();  // all of it was parsed
       break;
     case Fed::Next::later:
       enter(Phase::waiting);
@@ -239,7 +239,7 @@ void Connection::after_feed(const Fed& fed, const char* data, size_t len, bool h
         hold(data + fed.consumed, len - fed.consumed);
       break;
     case Fed::Next::close:
-      if (held) release_held();
+      release_held();  // nothing after the last answer is parsed
       end(fed.clean_end);
       break;
   }
@@ -285,43 +285,34 @@ void Connection::release_heart() {
 }
 
 void Connection::on_timer() {
+  HELLO_CHECK(heart_ != nullptr);
   if (phase_ == Phase::waiting) {
     answer_waiting();
     return;
   }
   // The header deadline of the request in progress has passed: 408.
-  HELLO_CHECK(phase_ == Phase::reading && heart_ != nullptr);
+  HELLO_CHECK(phase_ == Phase::reading);
   heart_->time_out(worker_.output());
-  release_held();
-  end(false);
-  send_output();
-  if (phase_ != Phase::closing) finish_if_done();
+  Fed fed;
+  fed.next = Fed::Next::close;
+  after_feed(fed, nullptr, 0, false, true);
 }
 
-void Connection::answer_waiting() {
-  HELLO_CHECK(heart_ != nullptr);
-  Fed fed = heart_->resume(worker_.output());
-  if (fed.next == Fed::Next::close) {
-    bool clean = fed.clean_end && (held_ == nullptr || held_->size() == 0);
-    release_held();
-    end(clean);
-    send_output();
-    if (phase_ != Phase::closing) finish_if_done();
-    return;
-  }
-  enter(Phase::reading);
-  resume_input();
-}
-
-// After a waiting answer: what arrived behind it is parsed now, and its
+// The waiting answer is due. What arrived behind it is parsed now, and its
 // answers leave in the same write as the waiting one.
-void Connection::resume_input() {
-  if (held_ != nullptr && held_->size() > 0) {
-    consume(held_->bytes.data() + held_->offset, held_->size(), true);
-    return;
+void Connection::answer_waiting() {
+  Fed fed = heart_->resume(worker_.output());
+  bool input_held = held_ != nullptr && held_->size() > 0;
+  if (fed.next == Fed::Next::close) {
+    fed.clean_end = fed.clean_end && !input_held;
+  } else {
+    enter(Phase::reading);
+    if (input_held) {
+      consume(held_->bytes.data() + held_->offset, held_->size(), true);
+      return;
+    }
   }
-  release_held();
-  after_feed(Fed{}, nullptr, 0, false, false);
+  after_feed(fed, nullptr, 0, true, false);
 }
 
 void Connection::end(bool clean) {

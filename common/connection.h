@@ -108,16 +108,16 @@ class Connection {
   void on_close();
   void start_reading();
   void stop_reading();
-  // Feeds input to the heart and carries out what it decides; `held`:
-  // the input is held_'s own.
+  // Feeds input to the heart; `held`: the input is held_'s own.
   void consume(const char* data, size_t len, bool held);
+  // Carries out what the heart decided (after feed(), resume() or
+  // time_out()): one place for every outcome. `data` and `len` are the
+  // input fed, whose unparsed rest is held when an answer waits.
   void after_feed(const Fed& fed, const char* data, size_t len, bool held, bool was_partial);
   // The waiting answer is due.
   void answer_waiting();
   // Keeps input that cannot be parsed yet.
   void hold(const char* data, size_t len);
-  // Parses what was held, or reads again once nothing is.
-  void resume_input();
   void release_held();
   void release_heart();
   void end(bool clean);

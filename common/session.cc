@@ -192,8 +192,8 @@ Fed Session::feed(const char* data, size_t len, std::string& out) {
       if (state_ == State::deferred) {
         fed.next = Fed::Next::later;
         fed.consumed = static_cast<size_t>(at - data);
-        fed.delay_us = delay_us_;
-        deferred_clean_end_ = at == feed_end_;
+        fed.delay_us = deferred_.delay_us;
+        deferred_.clean_end = at == feed_end_;
       } else {
         fed.clean_end = at == feed_end_;
       }
@@ -237,7 +237,7 @@ Fed Session::resume(std::string& out) {
   } else {
     enter(State::closed);
     fed.next = Fed::Next::close;
-    fed.clean_end = deferred_clean_end_;
+    fed.clean_end = deferred_.clean_end;
   }
   return fed;
 }
@@ -582,14 +582,12 @@ HELLO_CALLBACK int Session::on_message_complete() {
   if (table_.has_delays() && route_ >= 0 && !expect_unknown_) {
     uint64_t delay = table_.delay_us(route_);
     if (delay > 0) {
-      deferred_ = {v, head, keep_alive};
-      delay_us_ = delay;
+      deferred_ = {delay, v, head, keep_alive};
       enter(State::deferred);
       return HPE_PAUSED;
     }
   }
-  // A body without a length is ended by closing: its bytes say close.
-  if (answer_request(v, head)) keep_alive = false;
+  if (answer_request(v, head)) keep_alive = false;  // a body ended by the close
   if (keep_alive) {
     enter(State::idle);
     return 0;

@@ -164,13 +164,13 @@ class Session final : public Heart {
   State state_ = State::idle;
   // The request whose answer waits (state deferred): what resume() sends.
   struct Deferred {
+    uint64_t delay_us = 0;  // how long it waits
     Variant variant = Variant::keep_alive_11;
     bool head = false;
     bool keep_alive = true;
+    bool clean_end = false;  // the request ended where its input did
   } deferred_;
-  uint64_t delay_us_ = 0;            // how long the deferred answer waits
-  bool deferred_clean_end_ = false;  // the deferred request ended where its input did
-  uint32_t answered_ = 0;            // responses appended by this feed() or resume()
+  uint32_t answered_ = 0;  // responses appended by this feed() or resume()
 };
 
 }  // namespace hello

@@ -85,7 +85,6 @@ int Worker::init() {
 Worker::~Worker() {
   join();
   drop_kept_socket();
-  for (Connection* c : spare_) delete c;
   if (!loop_ready_) return;
   if (!finished_) {
     // Never started, or startup failed: close what init() opened.
@@ -261,13 +260,7 @@ void Worker::finish_if_done() {
 
 // Takes a connection from the pool and links it into the live list.
 Connection* Worker::acquire() {
-  Connection* c;
-  if (spare_.empty()) {
-    c = new Connection(*this);
-  } else {
-    c = spare_.back();
-    spare_.pop_back();
-  }
+  Connection* c = connections_.acquire([this] { return std::make_unique<Connection>(*this); });
   c->prev = nullptr;
   c->next = live_;
   if (live_) live_->prev = c;
@@ -319,7 +312,7 @@ void Worker::release(Connection* c) {
   else
     live_ = c->next;
   if (c->next) c->next->prev = c->prev;
-  spare_.push_back(c);
+  connections_.release(c);
   stats_.open.sub();
   finish_if_done();
 }

@@ -121,8 +121,8 @@ class Worker {
   bool listening_ = false;
   bool stopping_ = false;
   std::atomic<bool> finished_{false};
-  Connection* live_ = nullptr;      // intrusive list of open connections
-  std::vector<Connection*> spare_;  // closed connections, ready for reuse
+  Connection* live_ = nullptr;    // intrusive list of open connections
+  Pool<Connection> connections_;  // every connection made; the closed ones ready for reuse
   TimerQueue timers_;
   Pool<Heart> hearts_;
   Pool<PendingWrite> writes_;

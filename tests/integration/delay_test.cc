@@ -41,6 +41,18 @@ class DelayRoutes {
 constexpr std::string_view kSlow = "GET /slow HTTP/1.1\r\nHost: t\r\n\r\n";
 constexpr std::string_view kRoot = "GET / HTTP/1.1\r\nHost: t\r\n\r\n";
 
+// GET /slow, then 15 GET / in the same write.
+std::string slow_then_roots() {
+  std::string in(kSlow);
+  for (int i = 0; i < 15; ++i) in += kRoot;
+  return in;
+}
+
+// The body of a response read by Client::read_response().
+std::string body_of(const std::string& response) {
+  return response.substr(response.find("\r\n\r\n") + 4);
+}
+
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
@@ -78,7 +90,7 @@ TEST(Delay, AnsweredAfterItsDelayWhileTheWorkerAnswersOthers) {
     std::string r = slow.read_response(false, 1s);
     double ms = ms_since(t0);
     EXPECT_EQ(r.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << r;
-    EXPECT_EQ(r.substr(r.find("\r\n\r\n") + 4), "slow\n");
+    EXPECT_EQ(body_of(r), "slow\n");
     EXPECT_GE(ms, 200.0);
     EXPECT_LE(ms, 300.0);
     answers.push_back(ms);
@@ -95,18 +107,17 @@ TEST(Delay, AnsweredAfterItsDelayWhileTheWorkerAnswersOthers) {
 TEST(Delay, PipelinedAnswersLeaveInOrderAfterTheWaitingOne) {
   DelayRoutes routes("200ms");
   ServerProcess s("sanic", {"--routes", routes.path()});
-  std::string in(kSlow);
-  for (int i = 0; i < 15; ++i) in += kRoot;
+  const std::string in = slow_then_roots();
   Client c(s.port());
   auto t0 = Clock::now();
   ASSERT_TRUE(c.send(in));
   EXPECT_FALSE(readable_within(c.fd(), 190ms)) << "an answer left before the slow one";
   std::string first = c.read_response(false, 1s);
   EXPECT_GE(ms_since(t0), 200.0);
-  EXPECT_EQ(first.substr(first.find("\r\n\r\n") + 4), "slow\n");
+  EXPECT_EQ(body_of(first), "slow\n");
   for (int i = 0; i < 15; ++i) {
     std::string r = c.read_response();
-    ASSERT_EQ(r.substr(r.find("\r\n\r\n") + 4), "Hello!!!") << i;
+    ASSERT_EQ(body_of(r), "Hello!!!") << i;
   }
   EXPECT_FALSE(readable_within(c.fd(), 50ms)) << "more than 16 answers";
   EXPECT_EQ(s.stop(), 0);
@@ -117,8 +128,7 @@ TEST(Delay, PipelinedAnswersLeaveInOrderAfterTheWaitingOne) {
 TEST(Delay, PipelinedSplitAtEveryByte) {
   DelayRoutes routes("20ms");
   ServerProcess s("sanic", {"--routes", routes.path()});
-  std::string in(kSlow);
-  for (int i = 0; i < 15; ++i) in += kRoot;
+  const std::string in = slow_then_roots();
   constexpr size_t kBatch = 100;
   for (size_t from = 1; from < in.size(); from += kBatch) {
     std::vector<std::unique_ptr<Client>> clients;
@@ -133,10 +143,10 @@ TEST(Delay, PipelinedSplitAtEveryByte) {
     for (size_t split = from; split < to; ++split) {
       Client& c = *clients[split - from];
       std::string first = c.read_response(false, 1s);
-      ASSERT_EQ(first.substr(first.find("\r\n\r\n") + 4), "slow\n") << "split at " << split;
+      ASSERT_EQ(body_of(first), "slow\n") << "split at " << split;
       for (int i = 0; i < 15; ++i) {
         std::string r = c.read_response();
-        ASSERT_EQ(r.substr(r.find("\r\n\r\n") + 4), "Hello!!!") << "split at " << split;
+        ASSERT_EQ(body_of(r), "Hello!!!") << "split at " << split;
       }
     }
   }
@@ -222,8 +232,7 @@ TEST(Delay, AGracefulStopAnswersWhatWaits) {
   int answered = 0;
   for (auto& c : clients) {
     std::string r = c->read_response(false, 2s);
-    if (r.rfind("HTTP/1.1 200 OK\r\n", 0) == 0 && r.substr(r.find("\r\n\r\n") + 4) == "slow\n")
-      ++answered;
+    if (r.rfind("HTTP/1.1 200 OK\r\n", 0) == 0 && body_of(r) == "slow\n") ++answered;
   }
   EXPECT_GE(ms_since(t0), 500.0);
   EXPECT_EQ(answered, 1000);
