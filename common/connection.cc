@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -31,6 +32,12 @@ constexpr uint64_t kLingerMs = 2000;
 // has been sent, and the process should not outlive its clients' manners.
 constexpr uint64_t kDrainLingerMs = 200;
 
+// A drip sends a piece about this often (docs/shaping.md).
+constexpr uint64_t kDripPieceNs = 10 * 1000000;
+
+// One write hands the kernel at most this many pieces of a body.
+constexpr int kStreamBufs = 16;
+
 // The longest numeric IPv6 address, with its terminating NUL.
 constexpr size_t kPeerSize = 46;
 
@@ -57,8 +64,11 @@ constexpr uint8_t bit(Phase p) {
 // Which phases each phase may move to (bit i: Phase i); closing is always allowed.
 constexpr uint8_t kNextPhases[] = {
     // reading
-    static_cast<uint8_t>(bit(Phase::waiting) | bit(Phase::writing) | bit(Phase::ending)),
+    static_cast<uint8_t>(bit(Phase::waiting) | bit(Phase::streaming) | bit(Phase::writing) |
+                         bit(Phase::ending)),
     // waiting
+    static_cast<uint8_t>(bit(Phase::reading) | bit(Phase::streaming) | bit(Phase::ending)),
+    // streaming
     static_cast<uint8_t>(bit(Phase::reading) | bit(Phase::ending)),
     // writing
     bit(Phase::reading),
@@ -182,7 +192,7 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
     worker_.stats().bytes_in.add(static_cast<uint64_t>(nread));
     if (phase_ == Phase::reading)
       consume(buf->base, static_cast<size_t>(nread), false);
-    else if (phase_ == Phase::waiting)
+    else if (phase_ == Phase::waiting || phase_ == Phase::streaming)
       hold(buf->base, static_cast<size_t>(nread));
     // ending, lingering: the client's remaining bytes are drained and
     // ignored while our last response goes out.
@@ -217,6 +227,10 @@ void Connection::consume(const char* data, size_t len, bool held) {
 
 void Connection::after_feed(const Fed& fed, const char* data, size_t len, bool held,
                             bool was_partial) {
+  if (fed.streams()) [[unlikely]] {
+    start_stream(fed, data, len, held);
+    return;
+  }
   switch (fed.next) {
     case Fed::Next::read:
       if (fed.partial) {
@@ -240,6 +254,11 @@ void Connection::after_feed(const Fed& fed, const char* data, size_t len, bool h
       break;
     case Fed::Next::close:
       release_held();  // nothing after the last answer is parsed
+      if (fed.reset) [[unlikely]] {
+        send_output();  // the answers before it, as far as the kernel takes them at once
+        reset();
+        return;
+      }
       end(fed.clean_end);
       break;
   }
@@ -290,6 +309,10 @@ void Connection::on_timer() {
     answer_waiting();
     return;
   }
+  if (phase_ == Phase::streaming) {
+    drip();
+    return;
+  }
   // The header deadline of the request in progress has passed: 408.
   HELLO_CHECK(phase_ == Phase::reading);
   heart_->time_out(worker_.output());
@@ -305,7 +328,7 @@ void Connection::answer_waiting() {
   bool input_held = held_ != nullptr && held_->size() > 0;
   if (fed.next == Fed::Next::close) {
     fed.clean_end = fed.clean_end && !input_held;
-  } else {
+  } else if (!fed.streams()) {
     enter(Phase::reading);
     if (input_held) {
       consume(held_->bytes.data() + held_->offset, held_->size(), true);
@@ -313,6 +336,145 @@ void Connection::answer_waiting() {
     }
   }
   after_feed(fed, nullptr, 0, true, false);
+}
+
+void Connection::start_stream(const Fed& fed, const char* data, size_t len, bool held) {
+  worker_.timers().stop(&timer_);
+  if (fed.next == Fed::Next::close) {
+    release_held();
+  } else if (held) {
+    if (held_ != nullptr) held_->offset += fed.consumed;  // after resume(), nothing was fed
+  } else if (fed.consumed < len) {
+    hold(data + fed.consumed, len - fed.consumed);
+  }
+  enter(Phase::streaming);
+  stream_ = {};
+  stream_.source = fed.body;
+  stream_.closes = fed.next == Fed::Next::close;
+  stream_.clean_end = fed.clean_end;
+  if (fed.drip_us == 0) {
+    stream_.due = fed.body.length;
+  } else {
+    stream_.start_ns = uv_hrtime();
+    stream_.drip_ns = fed.drip_us * 1000;
+    stream_.pieces = static_cast<uint32_t>(
+        std::min<uint64_t>(fed.body.length, std::max<uint64_t>(1, stream_.drip_ns / kDripPieceNs)));
+  }
+  std::string& out = worker_.output();
+  pump_stream(&out);
+  out.clear();
+}
+
+void Connection::pump_stream(const std::string* head) {
+  if (phase_ != Phase::streaming) return;
+  if (head != nullptr && !head->empty()) {
+    if (writing()) {
+      // The body follows once the write in flight and this are out.
+      send(*head);
+      return;
+    }
+  } else {
+    head = nullptr;
+  }
+  BodyStream& s = stream_;
+  const BodySource& src = s.source;
+  while (!writing()) {
+    uv_buf_t bufs[kStreamBufs + 1];
+    int n = 0;
+    size_t head_size = 0;
+    if (head != nullptr) {
+      head_size = head->size();
+      bufs[n++] = uv_buf_init(const_cast<char*>(head->data()), static_cast<unsigned>(head_size));
+    }
+    uint64_t at = s.sent;
+    while (n < kStreamBufs && at < s.due) {
+      size_t offset = static_cast<size_t>(at % src.period);
+      size_t piece = static_cast<size_t>(std::min<uint64_t>(src.period - offset, s.due - at));
+      bufs[n++] = uv_buf_init(const_cast<char*>(src.base + offset), static_cast<unsigned>(piece));
+      at += piece;
+    }
+    if (n == 0) break;
+    int rc = uv_try_write(stream(), bufs, static_cast<unsigned>(n));
+    if (rc < 0 && rc != UV_EAGAIN) {
+      close();
+      return;
+    }
+    size_t written = rc < 0 ? 0 : static_cast<size_t>(rc);
+    if (head != nullptr) {
+      worker_.stats().bytes_out.add(head_size);
+      if (written < head_size) {
+        // The rest of the head as an ordinary write; the body follows it.
+        pending_ = worker_.acquire_write();
+        pending_->req.data = this;
+        pending_->queued.assign(head->data() + written, head_size - written);
+        write_queued();
+        return;
+      }
+      written -= head_size;
+      head = nullptr;
+    }
+    s.sent += written;
+    worker_.stats().bytes_out.add(written);
+    if (s.sent < at) {
+      // The kernel is full: the rest of this piece by reference, and the
+      // next ones once it is written.
+      size_t offset = static_cast<size_t>(s.sent % src.period);
+      size_t piece = static_cast<size_t>(std::min<uint64_t>(src.period - offset, at - s.sent));
+      pending_ = worker_.acquire_write();
+      pending_->req.data = this;
+      pending_->ref = {src.base + offset, piece};
+      s.sent += piece;
+      worker_.stats().bytes_out.add(piece);
+      write_queued();
+      return;
+    }
+  }
+  if (writing()) return;
+  if (s.sent == src.length) {
+    finish_stream();
+    return;
+  }
+  // A drip between pieces: the next one on the timer.
+  if (s.sent == s.due && !timer_.active()) {
+    uint64_t next = s.pieces_due + 1;
+    uint64_t due_ns = s.start_ns + (s.drip_ns * next + s.pieces - 1) / s.pieces;
+    worker_.timers().start_at(&timer_, due_ns);
+  }
+}
+
+void Connection::drip() {
+  BodyStream& s = stream_;
+  uint64_t elapsed = uv_hrtime() - s.start_ns;
+  uint64_t due = std::min<uint64_t>(s.pieces, elapsed * s.pieces / s.drip_ns);
+  if (due > s.pieces_due) {
+    s.pieces_due = static_cast<uint32_t>(due);
+    s.due = s.source.length * due / s.pieces;
+  }
+  pump_stream(nullptr);
+}
+
+void Connection::finish_stream() {
+  worker_.timers().stop(&timer_);
+  if (stream_.closes) {
+    end(stream_.clean_end);
+    finish_if_done();
+    return;
+  }
+  // What arrived behind the body is parsed now, as after a waiting answer.
+  enter(Phase::reading);
+  if (held_ != nullptr && held_->size() > 0) {
+    consume(held_->bytes.data() + held_->offset, held_->size(), true);
+    return;
+  }
+  after_feed(Fed{}, nullptr, 0, true, false);
+}
+
+void Connection::reset() {
+  uv_os_fd_t fd;
+  struct linger abortive = {1, 0};
+  if (uv_fileno(reinterpret_cast<uv_handle_t*>(&tcp_), &fd) == 0)
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &abortive, sizeof abortive);
+  close();
 }
 
 void Connection::end(bool clean) {
@@ -351,9 +513,16 @@ void Connection::send(const std::string& out) {
 
 void Connection::write_queued() {
   pending_->deadline = uv_now(worker_.loop()) + worker_.options().send_timeout_ms;
-  uv_buf_t buf =
-      uv_buf_init(pending_->queued.data(), static_cast<unsigned>(pending_->queued.size()));
-  if (uv_write(&pending_->req, stream(), &buf, 1, ConnectionCallbacks::write) != 0) {
+  uv_buf_t bufs[2];
+  unsigned n = 0;
+  if (!pending_->queued.empty())
+    bufs[n++] =
+        uv_buf_init(pending_->queued.data(), static_cast<unsigned>(pending_->queued.size()));
+  if (!pending_->ref.empty())
+    bufs[n++] = uv_buf_init(const_cast<char*>(pending_->ref.data()),
+                            static_cast<unsigned>(pending_->ref.size()));
+  HELLO_CHECK(n > 0);
+  if (uv_write(&pending_->req, stream(), bufs, n, ConnectionCallbacks::write) != 0) {
     worker_.release_write(std::exchange(pending_, nullptr));
     close();
   }
@@ -366,6 +535,7 @@ void Connection::on_write(int status) {
     close();
     return;
   }
+  pending_->ref = {};
   if (!pending_->backlog.empty()) {
     std::swap(pending_->queued, pending_->backlog);
     pending_->backlog.clear();
@@ -373,6 +543,10 @@ void Connection::on_write(int status) {
     return;
   }
   worker_.release_write(std::exchange(pending_, nullptr));
+  if (phase_ == Phase::streaming) {
+    pump_stream(nullptr);
+    return;
+  }
   if (phase_ == Phase::writing) {
     enter(Phase::reading);
     start_reading();
@@ -403,7 +577,8 @@ bool Connection::unread_input() {
 // client is gone or sent nothing we did not read (as nginx does), else with
 // a FIN and a bounded wait for the client's own.
 void Connection::finish_if_done() {
-  if (phase_ == Phase::closing || writing()) return;
+  // A body being streamed is finished first, even for a client that sent EOF.
+  if (phase_ == Phase::closing || phase_ == Phase::streaming || writing()) return;
   if (peer_done_) {
     close();
     return;

@@ -6,6 +6,8 @@
 // A connection's life is one Phase (docs/architecture.md draws it):
 //
 //   reading --> waiting --> reading        an answer waits on the worker's timer
+//   reading | waiting --> streaming --> reading | ending
+//                                          a body sent by reference, or dripped
 //   reading --> writing --> reading        the client reads too slowly: reading pauses
 //   reading | waiting --> ending --> lingering --> closing
 //                                          last answer, then FIN, then the client's FIN
@@ -33,6 +35,7 @@ class Worker;
 struct PendingWrite {
   uv_write_t req;
   std::string queued;     // bytes owned by the write in flight
+  std::string_view ref;   // then bytes it does not own: a piece of a streamed body
   std::string backlog;    // responses produced while that write is in flight
   uint64_t deadline = 0;  // loop time by which the write must complete
 };
@@ -55,6 +58,11 @@ class Connection {
     // An answer waits on the timer. Input is held, not parsed; no header
     // deadline runs.
     waiting,
+    // The last answer's body goes out by reference to bytes the heart or
+    // the table owns (a shaped `size`), all at once or piece by piece on
+    // the timer (`drip`). Input is held, as while waiting; a client's EOF
+    // waits for the body's end.
+    streaming,
     // Output waits for a client that reads too slowly: reading pauses until
     // it drains (the send timeout runs on the sweep).
     writing,
@@ -116,6 +124,16 @@ class Connection {
   void after_feed(const Fed& fed, const char* data, size_t len, bool held, bool was_partial);
   // The waiting answer is due.
   void answer_waiting();
+  // Sends the body fed.body after the output, keeping the unparsed input.
+  void start_stream(const Fed& fed, const char* data, size_t len, bool held);
+  // Sends what is due of the body, after `head` (answers before it) if given.
+  void pump_stream(const std::string* head);
+  // The body is out: parsing goes on, or the connection ends.
+  void finish_stream();
+  // A drip's next piece is due.
+  void drip();
+  // Ends the connection with a TCP reset (SO_LINGER 0).
+  void reset();
   // Keeps input that cannot be parsed yet.
   void hold(const char* data, size_t len);
   void release_held();
@@ -147,6 +165,18 @@ class Connection {
   bool read_since_check_ = false;
   // ending: the closing request ended exactly where the input did.
   bool clean_end_ = false;
+  // streaming: the body and how far it has gone.
+  struct BodyStream {
+    BodySource source;
+    uint64_t sent = 0;  // bytes handed to the kernel or to a write
+    uint64_t due = 0;   // bytes that may be sent by now
+    uint64_t start_ns = 0;
+    uint64_t drip_ns = 0;  // 0: all at once
+    uint32_t pieces = 1;   // a drip's pieces, and how many are due
+    uint32_t pieces_due = 0;
+    bool closes = false;  // the connection ends after it
+    bool clean_end = false;
+  } stream_;
   uint8_t peer_length_ = 0;
   uv_tcp_t tcp_;
   // The client's address, for the access log; allocated only with the log.

@@ -11,7 +11,7 @@ constexpr uint64_t kMaxNs = UINT64_MAX / 10;
 
 }  // namespace
 
-bool parse_duration(std::string_view text, uint64_t& us, std::string& why) {
+bool parse_duration(std::string_view text, uint64_t& us, std::string_view& why) {
   if (text == "0") {
     us = 0;
     return true;
@@ -55,8 +55,7 @@ bool parse_duration(std::string_view text, uint64_t& us, std::string& why) {
   else if (unit == "s")
     ns_per_unit = 1000000000;
   else {
-    why = unit.empty() ? "no unit (us, ms or s)"
-                       : fmt::format("unknown unit \"{}\" (us, ms or s)", unit);
+    why = unit.empty() ? "no unit (us, ms or s)" : "unknown unit (us, ms or s)";
     return false;
   }
   if (whole > kMaxNs / ns_per_unit) {
@@ -67,6 +66,18 @@ bool parse_duration(std::string_view text, uint64_t& us, std::string& why) {
   uint64_t ns = whole * ns_per_unit + fraction / (1000000000 / ns_per_unit);
   us = (ns + 500) / 1000;
   return true;
+}
+
+bool parse_duration(std::string_view text, uint64_t& us, std::string& why) {
+  std::string_view reason;
+  if (parse_duration(text, us, reason)) return true;
+  // Name the unit that was not understood.
+  size_t unit = text.find_first_not_of("0123456789.");
+  if (reason.starts_with("unknown unit") && unit != std::string_view::npos)
+    why = fmt::format("unknown unit \"{}\" (us, ms or s)", text.substr(unit));
+  else
+    why = reason;
+  return false;
 }
 
 std::string format_duration(uint64_t us) {

@@ -14,6 +14,9 @@ namespace hello {
 // nearest one. On success stores microseconds in `us` and returns true;
 // otherwise sets `why` to a short reason ("no unit", ...) and returns false.
 bool parse_duration(std::string_view text, uint64_t& us, std::string& why);
+// The same, allocating nothing (for request parameters): `why` is a fixed
+// text, which names no unit.
+bool parse_duration(std::string_view text, uint64_t& us, std::string_view& why);
 
 // "250us", "1.5ms", "2s": the shortest exact spelling of `us`.
 std::string format_duration(uint64_t us);

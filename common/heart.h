@@ -12,6 +12,15 @@
 
 namespace hello {
 
+// Body bytes sent by reference after a feed()'s or resume()'s output,
+// never copied: byte i is base[i % period]. Valid until the heart is next
+// fed, resumed or reset.
+struct BodySource {
+  const char* base = nullptr;
+  size_t period = 0;
+  uint64_t length = 0;
+};
+
 // What one feed() or resume() decided.
 struct Fed {
   enum class Next : uint8_t {
@@ -31,8 +40,18 @@ struct Fed {
   // input was left unanswered.
   bool clean_end = false;
   uint32_t answered = 0;  // responses appended to `out`
-  size_t consumed = 0;    // input bytes parsed: all of them unless `later`
+  // Input bytes parsed: all of them, unless `later`, or `read` with a body
+  // (the rest is fed again once the body is sent).
+  size_t consumed = 0;
   uint64_t delay_us = 0;  // later: how long the answer waits
+  // read or close: the last answer's body, sent after `out`, spread over
+  // `drip_us` if that is not 0 (docs/shaping.md).
+  BodySource body;
+  uint64_t drip_us = 0;
+  // close: the last request is answered by a TCP reset, not a response.
+  bool reset = false;
+
+  bool streams() const { return body.length > 0; }
 };
 
 class Heart {

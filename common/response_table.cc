@@ -24,6 +24,8 @@ static_assert(kDateMarker.size() == kHttpDateLength);
 
 // Stands in for the body length of a template while building.
 constexpr std::string_view kLengthMarker = "\x0e\x0f\x0e\x0f";
+// Stands in for the place of a shaped answer's own headers.
+constexpr std::string_view kExtraMarker = "\x14\x15\x14\x15";
 // Stand in for the values of a {type} or {length} line that is left out
 // or replaced whole.
 constexpr std::string_view kTypeMarker = "\x10\x11\x10\x11";
@@ -98,8 +100,9 @@ ResponseTable::ResponseTable(const Persona& persona, const TableOptions& options
   };
   for (const Route& r : persona.routes) {
     if (in_file(HTTP_GET, r.path)) continue;  // the file's route replaces it
-    routes_.push_back({std::string(r.path), HTTP_GET, false});
     const Body& body = options.json && r.path == "/" ? persona.json : r.body;
+    routes_.push_back({std::string(r.path), HTTP_GET, false});
+    routes_.back().content = body.content;
     add(persona, 200, body, Kind::answer, responses_);
     if (body.framing != Framing::length) {
       routes_.back().head = static_cast<int>(heads_.size() / kVariants);
@@ -111,7 +114,8 @@ ResponseTable::ResponseTable(const Persona& persona, const TableOptions& options
     std::string extra;
     for (const auto& [name, value] : f.headers) extra += fmt::format("{}: {}\r\n", name, value);
     bool echo = f.kind == FileRoute::Kind::echo;
-    routes_.push_back({f.path, f.method, echo, f.delay_us});
+    routes_.push_back(
+        {f.path, f.method, echo, f.delay_us, static_cast<uint16_t>(f.status), f.content, f.shape});
     add(persona, f.status, Body{f.content_type, f.content, extra},
         echo ? Kind::dynamic : Kind::answer, responses_);
   }
@@ -125,10 +129,111 @@ ResponseTable::ResponseTable(const Persona& persona, const TableOptions& options
       if (routes_[i].not_allowed < 0) add_not_allowed(persona, routes_[i].path);
   // A request that is valid HTTP with a body that is not JSON: the
   // connection stays usable, so this 400 follows the keep-alive rules.
-  add(persona, 400, Body{"text/plain; charset=utf-8", {}}, Kind::dynamic, invalid_json_);
+  add(persona, 400, Body{"text/plain; charset=utf-8", {}}, Kind::dynamic, bad_request_);
   route_count_ = static_cast<uint32_t>(routes_.size());
   for (const RouteKey& r : routes_) has_delays_ |= r.delay_us > 0;
+  prepare_shaping(persona, options, file);
   set_date(time(nullptr));
+}
+
+// Shapes are parsed here, once routes_ no longer moves: they point into
+// texts it holds. Every text was checked before the table was built.
+void ResponseTable::prepare_shaping(const Persona& persona, const TableOptions& options,
+                                    const std::vector<FileRoute>& file) {
+  shape_limits_ = options.shape_limits;
+  shape_requests_ = options.shape || !options.shape_default.empty();
+  shaping_ = shape_requests_;
+  ShapeError error;
+  auto parse = [&](std::string& text, Shape& shape) {
+    HELLO_CHECK(parse_shape(text.data(), text.size(), shape_limits_, shape, error));
+  };
+  for (RouteKey& r : routes_) {
+    if (r.shape_text.empty()) continue;
+    parse(r.shape_text, r.shape);
+    r.has_shape = true;
+    shaping_ = true;
+  }
+  if (!options.shape_default.empty()) {
+    default_shape_text_ = options.shape_default;
+    parse(default_shape_text_, default_shape_);
+    has_default_shape_ = true;
+  }
+  if (!shaping_) return;
+  // Every route's template: the file's routes with their own headers.
+  for (size_t i = 0; i < routes_.size(); ++i) {
+    const RouteKey& r = routes_[i];
+    std::string extra;
+    std::string_view type;
+    size_t first_file = routes_.size() - file.size();
+    if (i >= first_file) {
+      const FileRoute& f = file[i - first_file];
+      for (const auto& [name, value] : f.headers) extra += fmt::format("{}: {}\r\n", name, value);
+      type = f.content_type;
+    } else {
+      auto it = std::find_if(persona.routes.begin(), persona.routes.end(),
+                             [&](const Route& pr) { return pr.path == r.path; });
+      HELLO_CHECK(it != persona.routes.end());
+      type = options.json && r.path == "/" ? persona.json.content_type : it->body.content_type;
+      extra = it->body.extra_headers;
+    }
+    add(persona, r.status, Body{type, {}, extra}, Kind::shaped, shaped_);
+  }
+  for (bool http10 : {false, true})
+    for (int status = 200; status < 600; ++status)
+      status_lines_.push_back(fmt::format("{} {} {}\r\n",
+                                          http10 && persona.echo_version ? "HTTP/1.0" : "HTTP/1.1",
+                                          status, reason_in_style(status, persona.reasons)));
+  bool lower = !persona.head.empty() && persona.head[0] >= 'a' && persona.head[0] <= 'z';
+  decision_name_ = lower ? "x-hello-shape-decision: " : "X-Hello-Shape-Decision: ";
+}
+
+size_t ResponseTable::append_shaped_head(std::string& out, int route, Variant v, uint16_t status,
+                                         uint64_t body_length, const Shape& shape,
+                                         std::string_view decision) const {
+  HELLO_CHECK(static_cast<uint32_t>(route) < route_count_ && status >= 200 && status < 600);
+  const PreparedResponse& t = shaped_[route * kVariants + static_cast<int>(v)];
+  size_t begin = out.size();
+  bool http10 = v == Variant::keep_alive_10 || v == Variant::close_10;
+  out.append(status_lines_[(http10 ? 400 : 0) + status - 200]);
+  // Two holes in the template, in either order: the length and the headers.
+  bool no_length = status == 204 || status == 304;
+  struct Hole {
+    uint32_t at;
+    uint32_t resume;
+    bool headers;
+  };
+  uint32_t length_at = static_cast<uint32_t>(t.length_offset);
+  Hole length =
+      no_length ? Hole{t.length_line, t.length_line_end, false} : Hole{length_at, length_at, false};
+  uint32_t extra_at = static_cast<uint32_t>(t.extra_offset);
+  Hole extra{extra_at, extra_at, true};
+  Hole holes[2] = {length, extra};
+  if (holes[1].at < holes[0].at) std::swap(holes[0], holes[1]);
+  const char* bytes = t.bytes.data();
+  uint32_t pos = t.status_end;
+  for (const Hole& h : holes) {
+    out.append(bytes + pos, h.at - pos);
+    pos = h.resume;
+    if (!h.headers) {
+      if (!no_length) {
+        char digits[20];
+        out.append(digits, static_cast<size_t>(
+                               fmt::format_to_n(digits, sizeof digits, "{}", body_length).size));
+      }
+      continue;
+    }
+    for (uint8_t i = 0; i < shape.header_count; ++i) {
+      out.append(shape.headers[i].name);
+      out.append(": ");
+      out.append(shape.headers[i].value);
+      out.append("\r\n");
+    }
+    out.append(decision_name_);
+    out.append(decision);
+    out.append("\r\n");
+  }
+  out.append(bytes + pos, t.head_length - pos);
+  return out.size() - begin;
 }
 
 // The 405 of `path`: the persona's Allow line, in its spelling and with its
@@ -162,6 +267,7 @@ void ResponseTable::add(const Persona& persona, int status, const Body& body, Ki
   HELLO_CHECK(kind != Kind::dynamic || body.framing == Framing::length);
   int timeout = keep_alive_timeout_;
   std::string extra(body.extra_headers);
+  if (kind == Kind::shaped) extra += kExtraMarker;
   if (status == 405 && extra.empty()) extra = persona.allow_header;
   // 404, 405 and 417 answer a well-formed request and leave the connection
   // open; every other error closes it and must say so, even where the
@@ -172,7 +278,9 @@ void ResponseTable::add(const Persona& persona, int status, const Body& body, Ki
     bool http10 = v == Variant::keep_alive_10 || v == Variant::close_10;
     // HTTP/1.0 has no chunked coding (RFC 9112 section 7): a client of it
     // learns the end of a body without a length from the close.
-    Framing framing = body.framing == Framing::chunked && http10 ? Framing::close : body.framing;
+    Framing framing = kind == Kind::shaped                         ? Framing::length
+                      : body.framing == Framing::chunked && http10 ? Framing::close
+                                                                   : body.framing;
     bool ended_by_close = framing == Framing::close && kind != Kind::head_only;
     std::string_view connection = connection_line(persona.connection, v);
     if (fatal)
@@ -181,7 +289,8 @@ void ResponseTable::add(const Persona& persona, int status, const Body& body, Ki
     else if (ended_by_close)
       connection = connection_line(persona.connection, variant_of(!http10, false));
     std::string_view version = http10 && persona.echo_version ? "HTTP/1.0" : "HTTP/1.1";
-    std::string length = kind == Kind::dynamic        ? std::string(kLengthMarker)
+    bool templated = kind == Kind::dynamic || kind == Kind::shaped;
+    std::string length = templated                    ? std::string(kLengthMarker)
                          : framing == Framing::length ? std::to_string(body.content.size())
                                                       : std::string(kFramingMarker);
     std::string head =
@@ -198,11 +307,25 @@ void ResponseTable::add(const Persona& persona, int status, const Body& body, Ki
     PreparedResponse r;
     r.bytes = fmt::format("{} {} {}\r\n{}\r\n", version, status,
                           reason_in_style(status, persona.reasons), head);
-    if (kind == Kind::dynamic) {
+    size_t extra_at = std::string::npos;
+    if (kind == Kind::shaped) {
+      extra_at = r.bytes.find(kExtraMarker);
+      HELLO_CHECK(extra_at != std::string::npos);  // every persona head has {extra}
+      r.bytes.erase(extra_at, kExtraMarker.size());
+    }
+    if (templated) {
       size_t at = r.bytes.find(kLengthMarker);
       HELLO_CHECK(at != std::string::npos);  // every persona head has {length}
       r.bytes.erase(at, kLengthMarker.size());
       r.length_offset = static_cast<int32_t>(at);
+      if (extra_at != std::string::npos && extra_at > at) extra_at -= kLengthMarker.size();
+    }
+    if (kind == Kind::shaped) {
+      size_t at = static_cast<size_t>(r.length_offset);
+      r.extra_offset = static_cast<int32_t>(extra_at);
+      r.status_end = static_cast<uint32_t>(r.bytes.find("\r\n") + 2);
+      r.length_line = static_cast<uint32_t>(r.bytes.rfind('\n', at) + 1);
+      r.length_line_end = static_cast<uint32_t>(r.bytes.find("\r\n", at) + 2);
     }
     r.head_length = static_cast<uint32_t>(r.bytes.size());
     if (kind != Kind::head_only)
@@ -231,7 +354,7 @@ const PreparedResponse& ResponseTable::error(int status, Variant v) const {
 void ResponseTable::set_date(time_t now) {
   char date[kHttpDateLength];
   format_http_date(now, date);
-  for (auto* list : {&responses_, &invalid_json_, &not_allowed_, &heads_})
+  for (auto* list : {&responses_, &bad_request_, &not_allowed_, &heads_, &shaped_})
     for (PreparedResponse& r : *list)
       if (r.date_offset >= 0) memcpy(r.bytes.data() + r.date_offset, date, kHttpDateLength);
 }

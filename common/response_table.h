@@ -12,6 +12,7 @@
 #include "check.h"
 #include "persona.h"
 #include "routes_file.h"
+#include "shape.h"
 #include "status.h"
 
 namespace hello {
@@ -24,6 +25,12 @@ struct TableOptions {
   // Routes from --routes: added to the persona's, replacing one with the
   // same method and path. Read only while the table is built.
   const std::vector<FileRoute>* routes = nullptr;
+  // --shape: a request's query string and X-Hello-Shape header shape its answer.
+  bool shape = false;
+  // --shape-default: the shape of a request that carries none (checked
+  // already: the table parses it again and cannot fail). Empty: none.
+  std::string shape_default = {};
+  ShapeLimits shape_limits = {};
 };
 
 // The four header layouts a response comes in.
@@ -54,6 +61,13 @@ struct PreparedResponse {
   // ended by closing. Every variant of such an answer, the keep-alive ones
   // included, is built in a close layout.
   bool closes = false;
+  // A shaped answer's template (docs/shaping.md) also marks the end of its
+  // status line, its Content-Length line (left out for 204 and 304) and
+  // where the shape's headers go.
+  uint32_t status_end = 0;
+  uint32_t length_line = 0;
+  uint32_t length_line_end = 0;
+  int32_t extra_offset = -1;
 };
 
 // What a request's method and path select.
@@ -70,6 +84,9 @@ struct RouteMatch {
 class ResponseTable {
  public:
   ResponseTable(const Persona& persona, const TableOptions& options);
+  // Shapes point into texts the table owns: it is never copied.
+  ResponseTable(const ResponseTable&) = delete;
+  ResponseTable& operator=(const ResponseTable&) = delete;
 
   // The first route whose path equals `path` (query already stripped), or -1.
   int find_route(std::string_view path) const;
@@ -95,10 +112,33 @@ class ResponseTable {
   bool has_delays() const { return has_delays_; }
   // How long the route's answer waits, in microseconds (0: it does not).
   uint64_t delay_us(int route) const { return routes_[route].delay_us; }
-  // The 400 template for a body that is not JSON (keep-alive rules apply).
-  const PreparedResponse& invalid_json(Variant v) const {
-    return invalid_json_[static_cast<int>(v)];
+  // The 400 template for a request that is valid HTTP but asks for
+  // something wrong (a body that is not JSON, a bad shaping parameter),
+  // with a text/plain body given per request. Keep-alive rules apply.
+  const PreparedResponse& bad_request(Variant v) const { return bad_request_[static_cast<int>(v)]; }
+  // True if some answers are shaped: by requests (--shape), a default or a
+  // route's "shape". One test per request when none is.
+  bool shaping() const { return shaping_; }
+  // True if a request's query and X-Hello-Shape header are read (--shape).
+  bool shape_requests() const { return shape_requests_; }
+  const ShapeLimits& shape_limits() const { return shape_limits_; }
+  // The shape of a request to `route` that carries none: the route's own,
+  // else --shape-default; null for none.
+  const Shape* shape_of(int route) const {
+    const RouteKey& r = routes_[route];
+    return r.has_shape ? &r.shape : has_default_shape_ ? &default_shape_ : nullptr;
   }
+  // The body a shaped answer of `route` sends unless `size` replaces it.
+  std::string_view content(int route) const { return routes_[route].content; }
+  // The route's status, which a shaped answer keeps unless `status` replaces it.
+  uint16_t status(int route) const { return routes_[route].status; }
+  // Appends the head of a shaped answer of `route` in variant `v`: `status`
+  // in the persona's layout, a Content-Length of `body_length` (none for
+  // 204 and 304), the shape's `headers` and the decision header holding
+  // `decision`, where the persona puts extra headers. Returns its length.
+  size_t append_shaped_head(std::string& out, int route, Variant v, uint16_t status,
+                            uint64_t body_length, const Shape& shape,
+                            std::string_view decision) const;
   // The answer of route `index`; with `head`, the answer to HEAD, which for a
   // body without a length is an entry of its own (the head alone, without
   // a framing line), else the same entry, whose head_length bytes are sent.
@@ -129,6 +169,11 @@ class ResponseTable {
     int method;
     bool echo;
     uint64_t delay_us = 0;
+    uint16_t status = 200;
+    std::string content = {};     // the body before framing, for shaped answers
+    std::string shape_text = {};  // the route's "shape", parsed into `shape` (which points into it)
+    Shape shape = {};
+    bool has_shape = false;
     int not_allowed = -1;  // this path's 405 in not_allowed_, or -1: the persona's
     int head = -1;         // its own HEAD answers in heads_, or -1: the GET answers' heads
   };
@@ -138,6 +183,7 @@ class ResponseTable {
     answer,    // the body, framed as it says
     error,     // the body of an error status; one other than 404, 405 and 417 closes
     dynamic,   // a template whose body (Content-Length framed) comes with each request
+    shaped,    // the same, with the offsets a shaped answer is assembled by
     head_only  // the answer to HEAD: the head alone, without a framing line unless a length
   };
 
@@ -145,15 +191,28 @@ class ResponseTable {
   void add(const Persona& persona, int status, const Body& body, Kind kind,
            std::vector<PreparedResponse>& into);
   void add_not_allowed(const Persona& persona, const std::string& path);
+  void prepare_shaping(const Persona& persona, const TableOptions& options,
+                       const std::vector<FileRoute>& file);
 
   ConnectionPolicy policy_;
   int keep_alive_timeout_;
   std::vector<RouteKey> routes_;
   uint32_t route_count_ = 0;  // routes_.size(), for the check in route()
   bool has_delays_ = false;
+  bool shaping_ = false;
+  bool shape_requests_ = false;
+  bool has_default_shape_ = false;
+  ShapeLimits shape_limits_;
+  std::string default_shape_text_;  // --shape-default, parsed into default_shape_
+  Shape default_shape_;
+  // "HTTP/1.x NNN Reason\r\n" for 200 to 599: [0, 400) for HTTP/1.1, then
+  // HTTP/1.0 where the persona answers in it. Built only when shaping.
+  std::vector<std::string> status_lines_;
+  std::string_view decision_name_;  // "X-Hello-Shape-Decision: ", in the persona's case
   // Routes first, then kErrorStatuses in order; kVariants entries each.
   std::vector<PreparedResponse> responses_;
-  std::vector<PreparedResponse> invalid_json_;
+  std::vector<PreparedResponse> bad_request_;
+  std::vector<PreparedResponse> shaped_;       // kVariants per route, when shaping
   std::vector<PreparedResponse> not_allowed_;  // kVariants per path of the route file
   std::vector<PreparedResponse> heads_;        // kVariants per route whose body has no length
 };

@@ -183,13 +183,14 @@ std::string_view key_text(simdjson::ondemand::field& field, const char** at) {
 class Loader {
  public:
   Loader(const std::string& file, simdjson::padded_string& json, simdjson::dom::element dom,
-         std::string_view default_type, std::string_view persona_head, uint64_t max_delay_us)
+         std::string_view default_type, std::string_view persona_head, const ShapeLimits& limits)
       : file_(file),
         text_(json),
         dom_(dom),
         default_type_(default_type),
         persona_head_(persona_head),
-        max_delay_us_(max_delay_us) {}
+        max_delay_us_(limits.max_delay_us),
+        shape_limits_(limits) {}
 
   bool load(simdjson::ondemand::document& doc, std::vector<FileRoute>& routes) {
     simdjson::ondemand::object root;
@@ -323,6 +324,15 @@ class Loader {
         if (route.delay_us > max_delay_us_)
           return fail(at, fmt::format("\"delay\" {} is over --max-delay {}", s,
                                       format_duration(max_delay_us_)));
+      } else if (key == "shape") {
+        if (value.get_string().get(s) != simdjson::SUCCESS)
+          return fail(at, "\"shape\" must be a string such as \"delay=1ms:50&status=503:1\"");
+        route.shape = std::string(s);
+        std::string text = route.shape;  // parsing decodes in place
+        Shape shape;
+        ShapeError shape_error;
+        if (!parse_shape(text.data(), text.size(), shape_limits_, shape, shape_error))
+          return fail(at, fmt::format("bad \"shape\": {}", shape_error.view()));
       } else if (key == "echo") {
         if (value.get_string().get(s) != simdjson::SUCCESS || s != "json")
           return fail(at, "\"echo\" must be \"json\"");
@@ -330,7 +340,7 @@ class Loader {
         ++contents;
       } else {
         return fail(at, fmt::format("unknown key \"{}\" in routes[{}] (known: method, path, "
-                                    "status, headers, body, json, echo, delay)",
+                                    "status, headers, body, json, echo, delay, shape)",
                                     key, index));
       }
     }
@@ -400,6 +410,7 @@ class Loader {
   std::string_view default_type_;
   std::string_view persona_head_;
   uint64_t max_delay_us_;
+  ShapeLimits shape_limits_;
   std::string error_;
 };
 
@@ -407,7 +418,7 @@ class Loader {
 
 bool load_routes(const std::string& path, std::string_view default_type,
                  std::string_view persona_head, std::vector<FileRoute>& routes, std::string& error,
-                 uint64_t max_delay_us) {
+                 const ShapeLimits& limits) {
   simdjson::padded_string json;
   errno = 0;
   if (simdjson::padded_string::load(path).get(json) != simdjson::SUCCESS) {
@@ -436,7 +447,7 @@ bool load_routes(const std::string& path, std::string_view default_type,
     error = fmt::format("{}: cannot parse", path);
     return false;
   }
-  Loader loader(path, json, tree, default_type, persona_head, max_delay_us);
+  Loader loader(path, json, tree, default_type, persona_head, limits);
   routes.clear();
   if (!loader.load(doc, routes)) {
     error = loader.error();

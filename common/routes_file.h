@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "shape.h"
+
 namespace hello {
 
 struct FileRoute {
@@ -27,6 +29,7 @@ struct FileRoute {
   Kind kind = Kind::body;
   std::string content;    // the body bytes, or the minified JSON; empty for echo
   uint64_t delay_us = 0;  // the answer waits this long ("delay"); 0: at once
+  std::string shape;      // "shape", checked: docs/shaping.md; empty: none
 };
 
 // Reads and checks `path`. On success fills `routes` and returns true; on
@@ -35,9 +38,9 @@ struct FileRoute {
 // `default_type` is the Content-Type of a "body" route that gives none;
 // `persona_head` is the persona's header template, whose headers a route
 // may not send again.
-// A route's "delay" may not exceed `max_delay_us` (--max-delay).
+// A route's "delay" and "shape" are held to `limits` (--max-delay, --max-size).
 bool load_routes(const std::string& path, std::string_view default_type,
                  std::string_view persona_head, std::vector<FileRoute>& routes, std::string& error,
-                 uint64_t max_delay_us = UINT64_MAX);
+                 const ShapeLimits& limits = {});
 
 }  // namespace hello

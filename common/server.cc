@@ -15,6 +15,7 @@
 #include <csignal>
 #include <cstring>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@
 #include "control.h"
 #include "duration.h"
 #include "persona.h"
+#include "shape.h"
 #include "stats_report.h"
 #include "worker.h"
 
@@ -55,6 +57,8 @@ struct Options {
   int keep_alive_timeout = -1;  // the persona's
   double send_timeout = 30;
   std::string max_delay = "60s";  // --max-delay, a duration
+  uint64_t max_size = 16 << 20;   // --max-size
+  std::vector<uint64_t> seed;     // --seed, if given
 };
 
 // Usage errors exit 2, like getopt-based tools; startup failures exit 1.
@@ -183,9 +187,26 @@ int run(const Persona& persona, int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1, 86400));
   app.add_option("--max-delay", opt.max_delay,
-                 "The longest a route's \"delay\" may make an answer wait (us, ms or s)")
+                 "The longest a route's \"delay\" or a shaped delay or drip may be (us, ms or s)")
       ->capture_default_str()
       ->type_name("DURATION");
+  app.add_flag("--shape", opt.table.shape,
+               "Shape answers by the request: delay, status, size, header, close, reset and drip "
+               "in the query string or an X-Hello-Shape header, in fortio's syntax "
+               "(docs/shaping.md); off, a query changes nothing");
+  app.add_option("--shape-default", opt.table.shape_default,
+                 "The shape of every request that carries none, e.g. "
+                 "'delay=1ms:50,10ms:5&status=503:1'; implies --shape")
+      ->type_name("PARAMS");
+  app.add_option("--seed", opt.seed,
+                 "Seed the shaping decisions (worker i uses N + i): the same requests in the "
+                 "same order get the same decisions; random by default")
+      ->type_name("N")
+      ->expected(1);
+  app.add_option("--max-size", opt.max_size, "The largest body a shaped 'size' may ask for")
+      ->capture_default_str()
+      ->type_name("BYTES")
+      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40));
   app.add_option("--send-timeout", opt.send_timeout,
                  "Seconds a client may leave our output unread before it is closed")
       ->capture_default_str()
@@ -216,12 +237,31 @@ int run(const Persona& persona, int argc, char** argv) {
                opt.max_delay, why, name);
     return kExitUsage;
   }
+  opt.table.shape_limits = {max_delay_us, opt.max_size};
+  bool shaping = opt.table.shape || !opt.table.shape_default.empty();
+  if (shaping && persona.no_parsing) {
+    fmt::print(stderr, "{}: --shape: {} parses nothing and answers every request alike\n", name,
+               name);
+    return kExitUsage;
+  }
+  if (!opt.table.shape_default.empty()) {
+    std::string text = opt.table.shape_default;  // parsing decodes in place
+    Shape shape;
+    ShapeError error;
+    if (!parse_shape(text.data(), text.size(), opt.table.shape_limits, shape, error)) {
+      fmt::print(stderr, "{}: --shape-default: {} (usage: {} [OPTIONS], see --help)\n", name,
+                 error.view(), name);
+      return kExitUsage;
+    }
+  }
+  opt.worker.seed = opt.seed.empty() ? std::random_device{}() : opt.seed[0];
   if (!opt.routes_path.empty()) {
     // A "body" route without a Content-Type gets the persona's text type.
     std::string_view text_type =
         persona.routes.empty() ? "text/plain; charset=utf-8" : persona.routes[0].body.content_type;
     std::string error;
-    if (!load_routes(opt.routes_path, text_type, persona.head, opt.routes, error, max_delay_us)) {
+    if (!load_routes(opt.routes_path, text_type, persona.head, opt.routes, error,
+                     opt.table.shape_limits)) {
       fmt::print(stderr, "{}: {}\n", name, error);
       return kExitUsage;
     }

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <string_view>
 
+#include <fmt/format.h>
+
 #include "check.h"
 #include "json_echo.h"
 
@@ -102,6 +104,10 @@ constexpr uint8_t kHeaderStateTransferEncoding = 3;
 // The transfer coding whose name a Transfer-Encoding value must be.
 constexpr std::string_view kChunked = "chunked";
 
+// The header that carries shaping parameters, as matched: lower case.
+constexpr std::string_view kShapeHeader = "x-hello-shape";
+constexpr uint8_t kNoShapeName = 0xff;
+
 // The last Host value of 8 to 16 bytes a worker found valid, with a host:
 // by its first and last eight bytes (which overlap below 16) and its
 // length. Clients send the same Host on every request, and a value equal to
@@ -117,12 +123,16 @@ thread_local HostMemo host_memo;
 }  // namespace
 
 Session::Session(const ResponseTable& table, WorkerStats& stats, AccessLog* log,
-                 const Limits& limits)
+                 const Limits& limits, Dice* dice)
     : table_(table),
       limits_(limits),
       stats_(stats),
       log_(log),
-      target_(log != nullptr ? new char[kMaxLoggedTarget] : nullptr) {
+      target_(log != nullptr ? new char[kMaxLoggedTarget] : nullptr),
+      dice_(dice),
+      shape_requests_(table.shape_requests()),
+      shape_text_(shape_requests_ ? new char[kMaxShapeText] : nullptr) {
+  HELLO_CHECK(dice != nullptr || !table.shaping());
   reset();
 }
 
@@ -176,6 +186,7 @@ Fed Session::feed(const char* data, size_t len, std::string& out) {
   }
   out_ = &out;
   answered_ = 0;
+  stream_ = {};
   feed_begin_ = data;
   feed_end_ = data + len;
   llhttp_errno_t err = llhttp_execute(&parser_, data, len);
@@ -188,12 +199,17 @@ Fed Session::feed(const char* data, size_t len, std::string& out) {
     if (err == HPE_PAUSED) {
       // on_message_complete() paused: after a closing response, or before
       // an answer that waits. Parsing stopped where that request ended.
+      // Or after an answer whose body the connection sends (stream_):
+      // parsing goes on once it is sent.
       const char* at = llhttp_get_error_pos(&parser_);
       if (state_ == State::deferred) {
         fed.next = Fed::Next::later;
         fed.consumed = static_cast<size_t>(at - data);
         fed.delay_us = deferred_.delay_us;
         deferred_.clean_end = at == feed_end_;
+      } else if (state_ == State::idle) {
+        fed.consumed = static_cast<size_t>(at - data);
+        llhttp_resume(&parser_);
       } else {
         fed.clean_end = at == feed_end_;
       }
@@ -219,6 +235,9 @@ Fed Session::feed(const char* data, size_t len, std::string& out) {
     fed.next = Fed::Next::close;
   else if (state_ == State::in_request)
     fed.partial = true;
+  fed.body = stream_.body;
+  fed.drip_us = stream_.drip_us;
+  fed.reset = stream_.reset;
   return fed;
 }
 
@@ -226,11 +245,16 @@ Fed Session::resume(std::string& out) {
   HELLO_CHECK(state_ == State::deferred);
   out_ = &out;
   answered_ = 0;
-  bool closes = answer_request(deferred_.variant, deferred_.head);
+  stream_ = {};
+  bool closes = deferred_.shaped ? answer_shaped(deferred_.variant, deferred_.head)
+                                 : answer_request(deferred_.variant, deferred_.head);
   out_ = nullptr;
   Fed fed;
   fed.answered = answered_;
   fed.consumed = 0;
+  fed.body = stream_.body;
+  fed.drip_us = stream_.drip_us;
+  fed.reset = stream_.reset;
   if (deferred_.keep_alive && !closes) {
     enter(State::idle);
     llhttp_resume(&parser_);
@@ -272,6 +296,7 @@ HELLO_CALLBACK int Session::on_message_begin() {
   echo_ = false;
   expect_continue_ = false;
   expect_unknown_ = false;
+  shape_input_ = {};
   return 0;
 }
 
@@ -280,7 +305,11 @@ HELLO_CALLBACK int Session::on_url(const char* at, size_t len) {
   head_bytes_ += len;
   if (head_bytes_ + kLineOverhead > limits_.max_header_bytes) return reject(414);
   if (log_ != nullptr) keep_target(at, len);
-  if (path_done_) return form_ >= TargetForm::scheme ? read_target_prefix(at, len) : 0;
+  if (path_done_) {
+    if (form_ >= TargetForm::scheme) return read_target_prefix(at, len);
+    if (shape_input_.in_query) keep_query(at, len);
+    return 0;
+  }
   // An origin-form target starts with '/' (RFC 9112 section 3.2.1); any
   // other form is read by read_target_prefix(). (The first span of a target is
   // never empty: llhttp starts a span at a byte.)
@@ -331,6 +360,10 @@ HELLO_CALLBACK int Session::on_url(const char* at, size_t len) {
   // The path of "http://x" and of "http://x?q" is "/".
   path_[0] = '/';
   path_length_ = 1;
+  if (q != end && *q == '?' && shape_requests_) {
+    shape_input_.in_query = true;
+    keep_query(q + 1, static_cast<size_t>(end - q - 1));
+  }
   if (q == end || *q != '/') return 0;
   path_length_ = 0;
   path_done_ = false;
@@ -347,6 +380,10 @@ HELLO_CALLBACK void Session::copy_path(const char* at, size_t len) {
     char c = at[n];
     if (c == '?' || c == '#') {
       path_done_ = true;
+      if (c == '?' && shape_requests_) {
+        shape_input_.in_query = true;
+        keep_query(at + n + 1, len - n - 1);
+      }
       break;
     }
     if (n < room) path_[path_length_ + n] = c;
@@ -362,6 +399,8 @@ HELLO_CALLBACK void Session::copy_path(const char* at, size_t len) {
 HELLO_CALLBACK int Session::on_header_field(const char* at, size_t len) {
   head_bytes_ += len;
   if (head_bytes_ > limits_.max_header_bytes) return reject(431);
+  if (shape_requests_) [[unlikely]]
+    match_shape_name(at, len);
   // Only "Host" and "Expect" matter, so only names that short are kept.
   size_t end = field_length_ + len;
   if (end <= kFieldPrefix) {
@@ -376,7 +415,8 @@ HELLO_CALLBACK int Session::on_header_field(const char* at, size_t len) {
 
 HELLO_CALLBACK int Session::on_header_field_complete() {
   // The previous header's value is complete once the next name is.
-  if (header_ == Header::expect) finish_expect();
+  if (header_ >= Header::expect) [[unlikely]]
+    finish_value();
   if (++headers_ > Limits::kMaxHeaders) return reject(431);
   head_bytes_ += kLineOverhead;
   // Trailers (after a chunked body) are counted, but Host, Expect and
@@ -406,9 +446,53 @@ HELLO_CALLBACK int Session::on_header_field_complete() {
     if (transfer_coding_ != kNoTransferCoding) return reject(501);
     header_ = Header::transfer_encoding;
     transfer_coding_ = 0;
+  } else if (shape_input_.name == kShapeHeader.size() && field_length_ == kShapeHeader.size() &&
+             !in_trailers_) {
+    header_ = Header::shape;
+    // One text with the query's and the other X-Hello-Shape lines' parameters.
+    if (shape_input_.length > 0) keep_shape_text("&", 1);
   }
   field_length_ = 0;
+  shape_input_.name = 0;
   return 0;
+}
+
+// Part of a header name: how much of "X-Hello-Shape" it matched so far.
+[[gnu::noinline]] void Session::match_shape_name(const char* at, size_t len) {
+  uint8_t& matched = shape_input_.name;
+  for (size_t i = 0; i < len && matched != kNoShapeName; ++i) {
+    if (matched < kShapeHeader.size() && (at[i] | 0x20) == kShapeHeader[matched])
+      ++matched;
+    else
+      matched = kNoShapeName;
+  }
+}
+
+// Keeps a piece of the target's query, which ends at '#' or with the target.
+[[gnu::noinline]] void Session::keep_query(const char* at, size_t len) {
+  const char* hash = static_cast<const char*>(memchr(at, '#', len));
+  if (hash != nullptr) {
+    shape_input_.in_query = false;
+    len = static_cast<size_t>(hash - at);
+  }
+  keep_shape_text(at, len);
+}
+
+[[gnu::noinline]] void Session::keep_shape_text(const char* at, size_t len) {
+  size_t room = kMaxShapeText - shape_input_.length;
+  if (len > room) {
+    shape_input_.overflow = true;
+    len = room;
+  }
+  memcpy(shape_text_.get() + shape_input_.length, at, len);
+  shape_input_.length = static_cast<uint16_t>(shape_input_.length + len);
+}
+
+void Session::finish_value() {
+  if (header_ == Header::expect)
+    finish_expect();
+  else if (header_ == Header::shape)
+    header_ = Header::other;
 }
 
 bool Session::after_line_end(const char* at) const {
@@ -433,6 +517,10 @@ HELLO_CALLBACK int Session::on_header_value(const char* at, size_t len) {
   bool after_colon = at - feed_begin_ >= 2 && at[-1] == ' ' && at[-2] == ':';
   if (!after_colon && len != 0 && after_line_end(at)) return reject(400);
   if (header_ == Header::other) return 0;
+  if (header_ == Header::shape) {
+    keep_shape_text(at, len);
+    return 0;
+  }
   // The whole value in one span (see read_host_value()), as long as the last
   // one found valid (8 to 16 bytes): the same bytes?
   if (header_ == Header::host && len == host_memo.length && at + len != feed_end_) {
@@ -511,7 +599,8 @@ void Session::finish_expect() {
 }
 
 HELLO_CALLBACK int Session::on_headers_complete() {
-  if (header_ == Header::expect) finish_expect();
+  if (header_ >= Header::expect) [[unlikely]]
+    finish_value();
   in_trailers_ = true;
   if (parser_.http_major != 1) return reject(505);
   // RFC 9112 section 3.2: an HTTP/1.1 request has exactly one Host.
@@ -576,7 +665,12 @@ HELLO_CALLBACK int Session::on_message_complete() {
                     method != HTTP_CONNECT;
   Variant v = variant_of(http11, keep_alive);
   bool head = method == HTTP_HEAD;
+  if (table_.shaping() && route_ >= 0 && !expect_unknown_) [[unlikely]]
+    return complete_shaped(v, head, keep_alive);
+  return complete(v, head, keep_alive);
+}
 
+HELLO_CALLBACK int Session::complete(Variant v, bool head, bool keep_alive) {
   // A route with a delay is answered later: parsing pauses here, and
   // resume() sends the answer.
   if (table_.has_delays() && route_ >= 0 && !expect_unknown_) {
@@ -588,13 +682,110 @@ HELLO_CALLBACK int Session::on_message_complete() {
     }
   }
   if (answer_request(v, head)) keep_alive = false;  // a body ended by the close
+  return after_answer(keep_alive);
+}
+
+HELLO_CALLBACK int Session::after_answer(bool keep_alive) {
   if (keep_alive) {
     enter(State::idle);
-    return 0;
+    // Stop here while the connection sends a body by reference.
+    return stream_.body.length > 0 ? HPE_PAUSED : 0;
   }
   enter(State::closed);
   // Stop here: nothing after a closing response is answered.
   return HPE_PAUSED;
+}
+
+// The request's own parameters if it has any, else the route's shape or
+// the default; a request none of them shapes is answered as usual.
+[[gnu::noinline]] int Session::complete_shaped(Variant v, bool head, bool keep_alive) {
+  current_shape_ = table_.shape_of(route_);
+  if (shape_input_.length > 0 || shape_input_.overflow) {
+    shape_ = Shape{};
+    ShapeError error;
+    bool ok;
+    if (shape_input_.overflow) {
+      error.length = fmt::format_to_n(error.text, sizeof error.text,
+                                      "shaping parameters: over {} bytes", kMaxShapeText)
+                         .size;
+      ok = false;
+    } else {
+      ok =
+          parse_shape(shape_text_.get(), shape_input_.length, table_.shape_limits(), shape_, error);
+    }
+    if (!ok) {
+      // The request asked for something wrong: 400, and the connection goes on.
+      stats_.requests.add();
+      stats_.shape_errors.add();
+      char line[sizeof error.text + 1];
+      memcpy(line, error.text, error.length);
+      line[error.length] = '\n';
+      answer_with(table_.bad_request(v), {line, error.length + 1}, head);
+      return after_answer(keep_alive);
+    }
+    if (shape_.any()) current_shape_ = &shape_;
+  }
+  if (current_shape_ == nullptr) return complete(v, head, keep_alive);
+  decision_ = dice_->decide(*current_shape_);
+  uint64_t delay = current_shape_->delay.given() ? decision_.delay_us : table_.delay_us(route_);
+  if (delay > 0) {
+    deferred_ = {delay, v, head, keep_alive};
+    deferred_.shaped = true;
+    enter(State::deferred);
+    return HPE_PAUSED;
+  }
+  if (answer_shaped(v, head)) keep_alive = false;
+  return after_answer(keep_alive);
+}
+
+bool Session::answer_shaped(Variant v, bool head) {
+  const Decision& d = decision_;
+  const Shape& shape = *current_shape_;
+  stats_.requests.add();
+  stats_.shaped.add();
+  if (d.reset) {
+    // No answer at all: the connection resets.
+    stats_.resets.add();
+    stream_.reset = true;
+    return true;
+  }
+  bool http11 = v == Variant::keep_alive_11 || v == Variant::close_11;
+  if (d.close) v = variant_of(http11, false);
+  uint16_t status = d.status != 0 ? d.status : table_.status(route_);
+  std::string_view text;
+  if (echo_ && !d.sized) {
+    EchoResult echo = echo_json(body_);
+    if (!echo.ok) {
+      answer_with(table_.bad_request(v), echo.text, head);
+      return d.close;
+    }
+    text = echo.text;
+  } else if (!d.sized) {
+    text = table_.content(route_);
+  }
+  bool bodyless = status == 204 || status == 304;
+  uint64_t length = bodyless ? 0 : d.sized ? d.size : text.size();
+  char decision[kDecisionText];
+  size_t n = format_decision(shape, d, status, length, decision);
+  table_.append_shaped_head(*out_, route_, v, status, length, shape, {decision, n});
+  if (!head && length > 0) {
+    if (d.sized) {
+      stream_.body = {pattern_bytes(), kPatternBytes, length};
+    } else if (d.drip_us > 0) {
+      // Sent piece by piece later: the echo's text must outlive the next
+      // request's, so the session keeps a copy.
+      if (echo_) {
+        body_.assign(text);
+        text = body_;
+      }
+      stream_.body = {text.data(), text.size(), text.size()};
+    } else {
+      out_->append(text);
+    }
+    stream_.drip_us = d.drip_us;
+  }
+  note_status(status, head ? 0 : length, true);
+  return d.close;
 }
 
 HELLO_CALLBACK bool Session::answer_request(Variant v, bool head) {
@@ -621,18 +812,19 @@ HELLO_CALLBACK bool Session::answer_request(Variant v, bool head) {
 
 void Session::answer_echo(Variant v) {
   EchoResult echo = echo_json(body_);
-  answer_with(echo.ok ? table_.route(route_, v) : table_.invalid_json(v), echo.text);
+  answer_with(echo.ok ? table_.route(route_, v) : table_.bad_request(v), echo.text);
 }
 
-HELLO_CALLBACK void Session::answer_with(const PreparedResponse& r, std::string_view body) {
+HELLO_CALLBACK void Session::answer_with(const PreparedResponse& r, std::string_view body,
+                                         bool head_only) {
   char digits[20];
   char* end = std::to_chars(digits, digits + sizeof digits, body.size()).ptr;
   out_->append(r.bytes.data(), static_cast<size_t>(r.length_offset));
   out_->append(digits, static_cast<size_t>(end - digits));
   out_->append(r.bytes.data() + r.length_offset,
                r.head_length - static_cast<size_t>(r.length_offset));
-  out_->append(body);
-  note_answer(r, r.head_length + body.size(), true);
+  if (!head_only) out_->append(body);
+  note_answer(r, r.head_length + (head_only ? 0 : body.size()), true);
 }
 
 // Out of line, so that the callback without a log saves no registers for it.
@@ -648,23 +840,22 @@ HELLO_CALLBACK void Session::answer(const PreparedResponse& r, bool head_only, b
   note_answer(r, length, parsed);
 }
 
-// Counts an answer of `length` bytes by its status class, and logs it.
-HELLO_CALLBACK void Session::note_answer(const PreparedResponse& r, size_t length, bool parsed) {
+HELLO_CALLBACK void Session::note_status(int status, size_t body_bytes, bool parsed) {
   ++answered_;
-  if (r.status < 300)
+  if (status < 300)
     stats_.responses_2xx.add();
-  else if (r.status < 500)
+  else if (status < 500)
     stats_.responses_4xx.add();
   else
     stats_.responses_5xx.add();
-  if (log_ != nullptr) log_answer(r, length, parsed);
+  if (log_ != nullptr) log_answer(status, body_bytes, parsed);
 }
 
-[[gnu::noinline]] void Session::log_answer(const PreparedResponse& r, size_t length, bool parsed) {
+[[gnu::noinline]] void Session::log_answer(int status, size_t body_bytes, bool parsed) {
   std::string_view method =
       parsed ? llhttp_method_name(static_cast<llhttp_method_t>(parser_.method)) : "";
-  log_->append(peer_, method, {target_.get(), target_length_}, parser_.http_minor, r.status,
-               length - r.head_length);
+  log_->append(peer_, method, {target_.get(), target_length_}, parser_.http_minor, status,
+               body_bytes);
 }
 
 void Session::fail(int status, bool malformed) {

@@ -17,6 +17,7 @@
 #include "heart.h"
 #include "host_syntax.h"
 #include "response_table.h"
+#include "shape.h"
 
 namespace hello {
 
@@ -37,9 +38,14 @@ class Session final : public Heart {
   // Routes sit at the root of short paths; a longer path matches none.
   static constexpr size_t kMaxPath = 64;
 
+  // The shaping parameters of one request (its query and X-Hello-Shape
+  // values, joined by '&') may be this long; beyond it 400.
+  static constexpr size_t kMaxShapeText = 4096;
+
   // Counts into `stats`; logs each response to `log` unless it is null.
+  // `dice` decides shaped answers: required if the table shapes any.
   Session(const ResponseTable& table, WorkerStats& stats, AccessLog* log = nullptr,
-          const Limits& limits = {});
+          const Limits& limits = {}, Dice* dice = nullptr);
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
@@ -69,7 +75,7 @@ class Session final : public Heart {
 
   // The header whose value is being read: host until a first piece of it
   // has been checked, host_continued after.
-  enum class Header : uint8_t { other, host, host_continued, expect, transfer_encoding };
+  enum class Header : uint8_t { other, host, host_continued, expect, transfer_encoding, shape };
   // The form of the request target (RFC 9112 section 3.2), as far as read.
   // The last two are read_target_prefix() still at work.
   enum class TargetForm : uint8_t {
@@ -99,6 +105,22 @@ class Session final : public Heart {
   int on_chunk_header();
   int on_body(const char* at, size_t len);
   int on_message_complete();
+  // The request is complete and its route known; the answer is given now,
+  // or deferred. Returns what on_message_complete() returns.
+  int complete(Variant v, bool head, bool keep_alive);
+  // The same for a request to a route when the table shapes answers.
+  int complete_shaped(Variant v, bool head, bool keep_alive);
+  // The shaped answer (decision_ by current_shape_): appended, or left
+  // for the connection to send (stream_). True if it ends the connection.
+  bool answer_shaped(Variant v, bool head);
+  // Enters idle or closed after an answer; the value for llhttp.
+  int after_answer(bool keep_alive);
+  // The pieces of a shaping text: of the query, of an X-Hello-Shape value.
+  void keep_query(const char* at, size_t len);
+  void keep_shape_text(const char* at, size_t len);
+  void match_shape_name(const char* at, size_t len);
+  // The value of an Expect or X-Hello-Shape header is complete.
+  void finish_value();
   int reject(int status);
   // True if only blanks stand between `at` and the end of the previous line.
   bool after_line_end(const char* at) const;
@@ -112,10 +134,14 @@ class Session final : public Heart {
   void answer_echo(Variant v);
   // Every state change goes through here and is checked.
   void enter(State to);
-  // Appends the template `r` with `body` after its head.
-  void answer_with(const PreparedResponse& r, std::string_view body);
-  void note_answer(const PreparedResponse& r, size_t length, bool parsed);
-  void log_answer(const PreparedResponse& r, size_t length, bool parsed);
+  // Appends the template `r` with `body` after its head (only the head with `head_only`).
+  void answer_with(const PreparedResponse& r, std::string_view body, bool head_only = false);
+  void note_answer(const PreparedResponse& r, size_t length, bool parsed) {
+    note_status(r.status, length - r.head_length, parsed);
+  }
+  // Counts an answer of `status` whose body is `body_bytes` long, and logs it.
+  void note_status(int status, size_t body_bytes, bool parsed);
+  void log_answer(int status, size_t body_bytes, bool parsed);
   void keep_target(const char* at, size_t len);
   // Answers `status` and closes; `malformed` counts it as a parse error.
   void fail(int status, bool malformed = true);
@@ -169,8 +195,32 @@ class Session final : public Heart {
     bool head = false;
     bool keep_alive = true;
     bool clean_end = false;  // the request ended where its input did
+    bool shaped = false;     // answered by answer_shaped()
   } deferred_;
   uint32_t answered_ = 0;  // responses appended by this feed() or resume()
+
+  // Shaping (docs/shaping.md). Off unless the table shapes answers.
+  Dice* dice_;
+  const bool shape_requests_;  // read queries and X-Hello-Shape headers
+  // The request's shaping text, read as it comes: one allocation with the
+  // session, and only with --shape.
+  std::unique_ptr<char[]> shape_text_;
+  struct ShapeInput {
+    uint16_t length = 0;    // bytes of shape_text_ used
+    bool overflow = false;  // over kMaxShapeText
+    bool in_query = false;  // the target's query is being read
+    uint8_t name = 0;       // bytes of "x-hello-shape" the header name matched; 0xff: none
+  } shape_input_;
+  Shape shape_;                           // parsed from shape_text_
+  const Shape* current_shape_ = nullptr;  // what shapes the answer: shape_, a route's, the default
+  Decision decision_;
+  // What the connection must do for the last answer of this feed() or
+  // resume(): a body to send by reference, a reset.
+  struct Stream {
+    BodySource body;
+    uint64_t drip_us = 0;
+    bool reset = false;
+  } stream_;
 };
 
 }  // namespace hello

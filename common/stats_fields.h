@@ -46,6 +46,10 @@ enum class StatsShown : uint8_t {
   X(connections_rejected, "", "connections_rejected", "{} connections rejected", if_nonzero)   \
   /* Failed accepts, such as EMFILE. */                                                        \
   X(accept_errors, "", "accept_errors", "{} accept errors", if_nonzero)                        \
+  /* Answers shaped (docs/shaping.md), resets among them, and 400s for bad parameters. */      \
+  X(shaped, "shaping", "shaped", "{} shaped", if_nonzero)                                      \
+  X(resets, "shaping", "resets", "{} reset", if_nonzero)                                       \
+  X(shape_errors, "shaping", "errors", "{} bad shaping parameters", if_nonzero)                \
   /* Open now. */                                                                              \
   X(open, "", "", "", live_only)
 // clang-format on

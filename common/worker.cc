@@ -51,7 +51,10 @@ struct WorkerCallbacks {
 
 Worker::Worker(const Persona& persona, const TableOptions& table_options,
                const WorkerOptions& options, int id, LogWriter* log)
-    : id_(id), table_(persona, table_options), options_(options) {
+    : id_(id),
+      table_(persona, table_options),
+      options_(options),
+      dice_(options.seed + static_cast<uint64_t>(id)) {
   if (log != nullptr) access_log_ = std::make_unique<AccessLog>(*log, id, stats_.log_lines_dropped);
   // A few hundred pipelined responses per read fit without growing.
   output_.reserve(256 * 1024);
@@ -320,7 +323,7 @@ void Worker::release(Connection* c) {
 Heart* Worker::acquire_heart() {
   return hearts_.acquire([this]() -> std::unique_ptr<Heart> {
     if (table_.policy().no_parsing) return std::make_unique<FloorSession>(table_, stats_);
-    return std::make_unique<Session>(table_, stats_, access_log_.get(), options_.limits);
+    return std::make_unique<Session>(table_, stats_, access_log_.get(), options_.limits, &dice_);
   });
 }
 
@@ -344,6 +347,7 @@ PendingWrite* Worker::acquire_write() {
 void Worker::release_write(PendingWrite* w) {
   w->queued.clear();
   w->backlog.clear();
+  w->ref = {};
   if (w->queued.capacity() > kPooledCapacity) std::string().swap(w->queued);
   if (w->backlog.capacity() > kPooledCapacity) std::string().swap(w->backlog);
   writes_.release(w);

@@ -17,6 +17,7 @@
 #include "pool.h"
 #include "response_table.h"
 #include "session.h"
+#include "shape.h"
 #include "timer_queue.h"
 
 namespace hello {
@@ -28,6 +29,7 @@ struct WorkerOptions {
   uint64_t keep_alive_timeout_ms = 60000;  // idle between requests
   uint64_t send_timeout_ms = 30000;        // a queued write that makes no progress
   size_t max_connections = 10000;          // open at once, per worker
+  uint64_t seed = 0;                       // worker i decides shaped answers from seed + i
 };
 
 class Worker {
@@ -116,6 +118,7 @@ class Worker {
   ResponseTable table_;
   WorkerOptions options_;
   WorkerStats stats_;
+  Dice dice_;
   std::unique_ptr<AccessLog> access_log_;
   bool loop_ready_ = false;
   bool listening_ = false;

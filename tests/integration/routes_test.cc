@@ -139,7 +139,7 @@ TEST(Routes, ABadFileIsOneLineNamingThePlaceAndExit2) {
   EXPECT_EQ(r.err,
             "hello-sanic: " + file.string() +
                 ":3:4: unknown key \"bdy\" in routes[0] (known: method, path, status, headers, "
-                "body, json, echo, delay)\n");
+                "body, json, echo, delay, shape)\n");
   EXPECT_EQ(r.out, "") << "nothing listened";
 
   std::ofstream(file, std::ios::trunc)

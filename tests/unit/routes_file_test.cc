@@ -21,7 +21,7 @@ class RoutesFileTest : public ::testing::Test {
   // Writes `text` to a file of this test and loads it.
   bool load(const std::string& text) {
     std::ofstream(path_) << text;
-    return load_routes(path_, "text/plain", kHead, routes_, error_, 60000000);
+    return load_routes(path_, "text/plain", kHead, routes_, error_, ShapeLimits{60000000});
   }
   void TearDown() override { fs::remove(path_); }
 
