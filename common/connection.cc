@@ -360,17 +360,16 @@ void Connection::start_stream(const Fed& fed, const char* data, size_t len, bool
     stream_.pieces = static_cast<uint32_t>(
         std::min<uint64_t>(fed.body.length, std::max<uint64_t>(1, stream_.drip_ns / kDripPieceNs)));
   }
-  std::string& out = worker_.output();
-  pump_stream(&out);
-  out.clear();
+  pump_stream(&worker_.output());
 }
 
-void Connection::pump_stream(const std::string* head) {
+void Connection::pump_stream(std::string* head) {
   if (phase_ != Phase::streaming) return;
   if (head != nullptr && !head->empty()) {
     if (writing()) {
       // The body follows once the write in flight and this are out.
       send(*head);
+      head->clear();
       return;
     }
   } else {
@@ -401,12 +400,18 @@ void Connection::pump_stream(const std::string* head) {
     }
     size_t written = rc < 0 ? 0 : static_cast<size_t>(rc);
     if (head != nullptr) {
+      // Handed over now: what follows (the stream's end, parsing the
+      // input behind it) must not send it again.
       worker_.stats().bytes_out.add(head_size);
-      if (written < head_size) {
+      bool partial = written < head_size;
+      if (partial) {
         // The rest of the head as an ordinary write; the body follows it.
         pending_ = worker_.acquire_write();
         pending_->req.data = this;
         pending_->queued.assign(head->data() + written, head_size - written);
+      }
+      head->clear();
+      if (partial) {
         write_queued();
         return;
       }

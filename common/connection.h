@@ -126,8 +126,9 @@ class Connection {
   void answer_waiting();
   // Sends the body fed.body after the output, keeping the unparsed input.
   void start_stream(const Fed& fed, const char* data, size_t len, bool held);
-  // Sends what is due of the body, after `head` (answers before it) if given.
-  void pump_stream(const std::string* head);
+  // Sends what is due of the body, after `head` (answers before it) if
+  // given, which is empty once handed over.
+  void pump_stream(std::string* head);
   // The body is out: parsing goes on, or the connection ends.
   void finish_stream();
   // A drip's next piece is due.

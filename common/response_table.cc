@@ -208,7 +208,11 @@ size_t ResponseTable::append_shaped_head(std::string& out, int route, Variant v,
   uint32_t extra_at = static_cast<uint32_t>(t.extra_offset);
   Hole extra{extra_at, extra_at, true};
   Hole holes[2] = {length, extra};
-  if (holes[1].at < holes[0].at) std::swap(holes[0], holes[1]);
+  // At the same place (headers just before a left-out length line), the
+  // empty hole first.
+  if (holes[1].at < holes[0].at ||
+      (holes[1].at == holes[0].at && holes[1].resume < holes[0].resume))
+    std::swap(holes[0], holes[1]);
   const char* bytes = t.bytes.data();
   uint32_t pos = t.status_end;
   for (const Hole& h : holes) {
