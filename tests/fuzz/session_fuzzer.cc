@@ -2,8 +2,9 @@
 // limits on, fed in pieces of a size the input chooses. Built and run by
 // scripts/fuzz with AddressSanitizer and UndefinedBehaviorSanitizer.
 //
-// Input: byte 0 picks the persona variant (bits 0-1; 3 is hello-floor's
-// unparsed mode) and the piece size
+// Input: byte 0 picks the persona variant (bits 0-1: 0 unshaped, 1 with
+// --shape, 2 with --shape and a default shape, 3 hello-floor's unparsed
+// mode) and the piece size
 // (bits 2-7, 0 meaning all at once); the rest is what a client sends.
 #include <fcntl.h>
 
@@ -50,8 +51,15 @@ struct Fixture {
       p.keep_alive_http10 = !(i & 2);
       p.head_allowed = !(i & 2);
       p.no_parsing = i == 3;  // hello-floor's matcher
-      tables[i] = std::make_unique<hello::ResponseTable>(
-          p, hello::TableOptions{.json = (i & 1) != 0, .routes = &routes});
+      hello::TableOptions options{.json = (i & 1) != 0, .routes = &routes};
+      // Shaping: queries and X-Hello-Shape read, and a default with every
+      // parameter; small caps, so inputs reach them.
+      options.shape = i == 1 || i == 2;
+      if (i == 2)
+        options.shape_default =
+            "delay=1ms:30&status=204:10,503:10&size=70000:20,5:20&close=10&reset=5&header=X-D:1";
+      options.shape_limits = {.max_delay_us = 2000000, .max_size = 100000};
+      tables[i] = std::make_unique<hello::ResponseTable>(p, options);
     }
     log = std::make_unique<hello::AccessLog>(log_writer, 0, stats.log_lines_dropped);
   }
@@ -59,6 +67,7 @@ struct Fixture {
   const std::vector<hello::FileRoute> routes = file_routes();
   std::unique_ptr<hello::ResponseTable> tables[4];
   hello::WorkerStats stats;
+  hello::Dice dice{1};
   std::unique_ptr<hello::AccessLog> log;
 };
 
@@ -89,7 +98,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     heart = std::make_unique<hello::FloorSession>(*fixture.tables[variant], fixture.stats);
   else
     heart = std::make_unique<hello::Session>(*fixture.tables[variant], fixture.stats,
-                                             fixture.log.get(), kLimits);
+                                             fixture.log.get(), kLimits, &fixture.dice);
   heart->reset("127.0.0.1");
   std::string out;
   bool open = true;
@@ -104,26 +113,37 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // feeds what it held.
     const char* p = bytes;
     size_t m = n;
+    // A body left to the connection (a shaped size or drip) is "sent"
+    // and the rest of the piece fed after it, as the connection does.
     for (;;) {
       hello::Fed fed = heart->feed(p, m, out);
       check(fed.consumed <= m, "consumed more than it was given");
-      if (fed.next != hello::Fed::Next::later) {
-        check(fed.consumed == m, "input left unparsed without a waiting answer");
-        open = fed.next == hello::Fed::Next::read;
-        partial = fed.partial;
-        break;
+      size_t parsed = fed.consumed;
+      if (fed.next == hello::Fed::Next::later) {
+        size_t before_resume = out.size();
+        fed = heart->resume(out);
+        check(fed.reset || (fed.answered == 1 && out.size() > before_resume),
+              "a waiting answer went missing");
+        check(fed.consumed == 0, "resume() parsed input");
+      } else if (!fed.streams()) {
+        check(fed.next != hello::Fed::Next::read || fed.consumed == m,
+              "input left unparsed without a waiting answer or a body");
       }
-      size_t before_resume = out.size();
-      hello::Fed resumed = heart->resume(out);
-      check(resumed.answered == 1 && out.size() > before_resume, "a waiting answer went missing");
-      check(resumed.consumed == 0, "resume() parsed input");
-      p += fed.consumed;
-      m -= fed.consumed;
-      if (resumed.next == hello::Fed::Next::close) {
+      if (fed.streams()) {
+        check(fed.body.base != nullptr && fed.body.period > 0 && fed.body.length <= 100000,
+              "a body beyond --max-size");
+        check(out.size() >= 4 && out.compare(out.size() - 4, 4, "\r\n\r\n") == 0,
+              "a body without its head just before");
+        out.append(fed.body.base, std::min<uint64_t>(fed.body.length, fed.body.period));
+      }
+      check(!fed.reset || fed.next == hello::Fed::Next::close, "a reset that does not close");
+      if (fed.next == hello::Fed::Next::close) {
         open = false;
         break;
       }
-      partial = false;
+      partial = fed.partial;
+      p += parsed;
+      m -= parsed;
       if (m == 0) break;
     }
     if (!was_open) check(out.size() == had, "answered after closing");
@@ -145,7 +165,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Every response is at least a status line and a blank line, so the
   // output can never outgrow the answers the input could have asked for.
   uint64_t answered = fixture.stats.requests.get() + fixture.stats.parse_errors.get() - before;
-  check(out.size() <= (answered + 1) * 1024, "output larger than its answers");
+  // A shaped one also carries headers from its shaping text and a body of
+  // up to a period of the pattern here (see above).
+  size_t most =
+      variant == 1 || variant == 2 ? 1024 + 2 * hello::Session::kMaxShapeText + 65536 : 1024;
+  check(out.size() <= (answered + 1) * most, "output larger than its answers");
   if (variant == 3) {
     // The floor answers once per CRLF CRLF, however the input was cut.
     check(answered == hello::test::blank_lines(input),
