@@ -131,8 +131,9 @@ ResponseTable::ResponseTable(const Persona& persona, const TableOptions& options
   // connection stays usable, so this 400 follows the keep-alive rules.
   add(persona, 400, Body{"text/plain; charset=utf-8", {}}, Kind::dynamic, bad_request_);
   route_count_ = static_cast<uint32_t>(routes_.size());
-  for (const RouteKey& r : routes_) has_delays_ |= r.delay_us > 0;
   prepare_shaping(persona, options, file);
+  waits_or_shapes_ = shaping_;
+  for (const RouteKey& r : routes_) waits_or_shapes_ |= r.delay_us > 0;
   set_date(time(nullptr));
 }
 

@@ -108,8 +108,9 @@ class ResponseTable {
   }
   // True for a route that answers with the request's JSON, minified.
   bool echo(int route) const { return routes_[route].echo; }
-  // True if some route's answer waits: one test per request when none does.
-  bool has_delays() const { return has_delays_; }
+  // True if some route's answer waits, or some answers are shaped: one
+  // test per request when neither.
+  bool waits_or_shapes() const { return waits_or_shapes_; }
   // How long the route's answer waits, in microseconds (0: it does not).
   uint64_t delay_us(int route) const { return routes_[route].delay_us; }
   // The 400 template for a request that is valid HTTP but asks for
@@ -198,7 +199,7 @@ class ResponseTable {
   int keep_alive_timeout_;
   std::vector<RouteKey> routes_;
   uint32_t route_count_ = 0;  // routes_.size(), for the check in route()
-  bool has_delays_ = false;
+  bool waits_or_shapes_ = false;
   bool shaping_ = false;
   bool shape_requests_ = false;
   bool has_default_shape_ = false;

@@ -186,7 +186,6 @@ Fed Session::feed(const char* data, size_t len, std::string& out) {
   }
   out_ = &out;
   answered_ = 0;
-  stream_ = {};
   feed_begin_ = data;
   feed_end_ = data + len;
   llhttp_errno_t err = llhttp_execute(&parser_, data, len);
@@ -202,6 +201,7 @@ Fed Session::feed(const char* data, size_t len, std::string& out) {
       // Or after an answer whose body the connection sends (stream_):
       // parsing goes on once it is sent.
       const char* at = llhttp_get_error_pos(&parser_);
+      take_stream(fed);
       if (state_ == State::deferred) {
         fed.next = Fed::Next::later;
         fed.consumed = static_cast<size_t>(at - data);
@@ -235,26 +235,29 @@ Fed Session::feed(const char* data, size_t len, std::string& out) {
     fed.next = Fed::Next::close;
   else if (state_ == State::in_request)
     fed.partial = true;
+  return fed;
+}
+
+// A shaped answer pauses the parser whenever it leaves the connection
+// something to do, so only a paused feed() (or a resume()) looks here.
+void Session::take_stream(Fed& fed) {
   fed.body = stream_.body;
   fed.drip_us = stream_.drip_us;
   fed.reset = stream_.reset;
-  return fed;
+  stream_ = {};
 }
 
 Fed Session::resume(std::string& out) {
   HELLO_CHECK(state_ == State::deferred);
   out_ = &out;
   answered_ = 0;
-  stream_ = {};
   bool closes = deferred_.shaped ? answer_shaped(deferred_.variant, deferred_.head)
                                  : answer_request(deferred_.variant, deferred_.head);
   out_ = nullptr;
   Fed fed;
   fed.answered = answered_;
   fed.consumed = 0;
-  fed.body = stream_.body;
-  fed.drip_us = stream_.drip_us;
-  fed.reset = stream_.reset;
+  take_stream(fed);
   if (deferred_.keep_alive && !closes) {
     enter(State::idle);
     llhttp_resume(&parser_);
@@ -305,16 +308,36 @@ HELLO_CALLBACK int Session::on_url(const char* at, size_t len) {
   head_bytes_ += len;
   if (head_bytes_ + kLineOverhead > limits_.max_header_bytes) return reject(414);
   if (log_ != nullptr) keep_target(at, len);
-  if (path_done_) {
-    if (form_ >= TargetForm::scheme) return read_target_prefix(at, len);
-    if (shape_input_.in_query) keep_query(at, len);
-    return 0;
-  }
+  if (path_done_) [[unlikely]]
+    return after_path(at, len);
   // An origin-form target starts with '/' (RFC 9112 section 3.2.1); any
   // other form is read by read_target_prefix(). (The first span of a target is
   // never empty: llhttp starts a span at a byte.)
   if (path_length_ == 0 && at[0] != '/') return read_target_prefix(at, len);
   copy_path(at, len);
+  // A '?' ended the path: the query may shape the answer.
+  if (path_done_ && shape_requests_) [[unlikely]]
+    return begin_query(at, len);
+  return 0;
+}
+
+// A span of the target after its path: more of an absolute-form prefix,
+// or of the query.
+[[gnu::noinline]] int Session::after_path(const char* at, size_t len) {
+  if (form_ >= TargetForm::scheme) return read_target_prefix(at, len);
+  if (shape_input_.in_query) keep_query(at, len);
+  return 0;
+}
+
+// The span in which copy_path() ended the path: the query after its '?'.
+[[gnu::noinline]] int Session::begin_query(const char* at, size_t len) {
+  const char* end = at + len;
+  const char* p = at;
+  while (p < end && *p != '?' && *p != '#') ++p;
+  if (p < end && *p == '?') {
+    shape_input_.in_query = true;
+    keep_query(p + 1, static_cast<size_t>(end - p - 1));
+  }
   return 0;
 }
 
@@ -368,6 +391,7 @@ HELLO_CALLBACK int Session::on_url(const char* at, size_t len) {
   path_length_ = 0;
   path_done_ = false;
   copy_path(q, static_cast<size_t>(end - q));
+  if (path_done_ && shape_requests_) return begin_query(q, static_cast<size_t>(end - q));
   return 0;
 }
 
@@ -380,10 +404,6 @@ HELLO_CALLBACK void Session::copy_path(const char* at, size_t len) {
     char c = at[n];
     if (c == '?' || c == '#') {
       path_done_ = true;
-      if (c == '?' && shape_requests_) {
-        shape_input_.in_query = true;
-        keep_query(at + n + 1, len - n - 1);
-      }
       break;
     }
     if (n < room) path_[path_length_ + n] = c;
@@ -399,8 +419,7 @@ HELLO_CALLBACK void Session::copy_path(const char* at, size_t len) {
 HELLO_CALLBACK int Session::on_header_field(const char* at, size_t len) {
   head_bytes_ += len;
   if (head_bytes_ > limits_.max_header_bytes) return reject(431);
-  if (shape_requests_) [[unlikely]]
-    match_shape_name(at, len);
+
   // Only "Host" and "Expect" matter, so only names that short are kept.
   size_t end = field_length_ + len;
   if (end <= kFieldPrefix) {
@@ -410,6 +429,11 @@ HELLO_CALLBACK int Session::on_header_field(const char* at, size_t len) {
       for (size_t i = 0; i < len; ++i) field_[field_length_ + i] = at[i];
   }
   field_length_ = end;
+  // Only a name of X-Hello-Shape's length is compared with it: one whole
+  // in this span, or one that goes on in the next.
+  if (shape_requests_) [[unlikely]]
+    if (len == kShapeHeader.size() || field_length_ != len || at + len == feed_end_)
+      return match_shape_name(at, len);
   return 0;
 }
 
@@ -448,24 +472,33 @@ HELLO_CALLBACK int Session::on_header_field_complete() {
     transfer_coding_ = 0;
   } else if (shape_input_.name == kShapeHeader.size() && field_length_ == kShapeHeader.size() &&
              !in_trailers_) {
-    header_ = Header::shape;
-    // One text with the query's and the other X-Hello-Shape lines' parameters.
-    if (shape_input_.length > 0) keep_shape_text("&", 1);
+    field_length_ = 0;
+    return begin_shape_value();
   }
   field_length_ = 0;
-  shape_input_.name = 0;
   return 0;
 }
 
-// Part of a header name: how much of "X-Hello-Shape" it matched so far.
-[[gnu::noinline]] void Session::match_shape_name(const char* at, size_t len) {
+[[gnu::noinline]] int Session::begin_shape_value() {
+  header_ = Header::shape;
+  // One text with the query's and the other X-Hello-Shape lines' parameters.
+  if (shape_input_.length > 0) keep_shape_text("&", 1);
+  return 0;
+}
+
+// Part of a header name: how much of "X-Hello-Shape" it matched so far
+// (from nothing at its first span). A name that never comes here is not
+// 13 bytes long, and on_header_field_complete() checks the length too.
+[[gnu::noinline]] int Session::match_shape_name(const char* at, size_t len) {
   uint8_t& matched = shape_input_.name;
+  if (field_length_ == len) matched = 0;
   for (size_t i = 0; i < len && matched != kNoShapeName; ++i) {
     if (matched < kShapeHeader.size() && (at[i] | 0x20) == kShapeHeader[matched])
       ++matched;
     else
       matched = kNoShapeName;
   }
+  return 0;
 }
 
 // Keeps a piece of the target's query, which ends at '#' or with the target.
@@ -488,7 +521,7 @@ HELLO_CALLBACK int Session::on_header_field_complete() {
   shape_input_.length = static_cast<uint16_t>(shape_input_.length + len);
 }
 
-void Session::finish_value() {
+[[gnu::noinline]] void Session::finish_value() {
   if (header_ == Header::expect)
     finish_expect();
   else if (header_ == Header::shape)
@@ -517,10 +550,6 @@ HELLO_CALLBACK int Session::on_header_value(const char* at, size_t len) {
   bool after_colon = at - feed_begin_ >= 2 && at[-1] == ' ' && at[-2] == ':';
   if (!after_colon && len != 0 && after_line_end(at)) return reject(400);
   if (header_ == Header::other) return 0;
-  if (header_ == Header::shape) {
-    keep_shape_text(at, len);
-    return 0;
-  }
   // The whole value in one span (see read_host_value()), as long as the last
   // one found valid (8 to 16 bytes): the same bytes?
   if (header_ == Header::host && len == host_memo.length && at + len != feed_end_) {
@@ -532,6 +561,10 @@ HELLO_CALLBACK int Session::on_header_value(const char* at, size_t len) {
       header_ = Header::other;
       return 0;
     }
+  }
+  if (header_ == Header::shape) {
+    keep_shape_text(at, len);
+    return 0;
   }
   if (header_ == Header::expect) {
     size_t room = kExpectValue - std::min(value_length_, kExpectValue);
@@ -665,27 +698,39 @@ HELLO_CALLBACK int Session::on_message_complete() {
                     method != HTTP_CONNECT;
   Variant v = variant_of(http11, keep_alive);
   bool head = method == HTTP_HEAD;
-  if (table_.shaping() && route_ >= 0 && !expect_unknown_) [[unlikely]]
-    return complete_shaped(v, head, keep_alive);
-  return complete(v, head, keep_alive);
-}
-
-HELLO_CALLBACK int Session::complete(Variant v, bool head, bool keep_alive) {
-  // A route with a delay is answered later: parsing pauses here, and
-  // resume() sends the answer.
-  if (table_.has_delays() && route_ >= 0 && !expect_unknown_) {
-    uint64_t delay = table_.delay_us(route_);
-    if (delay > 0) {
-      deferred_ = {delay, v, head, keep_alive};
-      enter(State::deferred);
-      return HPE_PAUSED;
-    }
+  // Answers that wait or are shaped: one test when the table has neither.
+  if (table_.waits_or_shapes() && route_ >= 0 && !expect_unknown_) [[unlikely]] {
+    int rc = complete_routed(v, head, keep_alive);
+    if (rc != kAnswerAsUsual) return rc;
   }
   if (answer_request(v, head)) keep_alive = false;  // a body ended by the close
-  return after_answer(keep_alive);
+  if (keep_alive) {
+    enter(State::idle);
+    return 0;
+  }
+  enter(State::closed);
+  // Stop here: nothing after a closing response is answered.
+  return HPE_PAUSED;
 }
 
-HELLO_CALLBACK int Session::after_answer(bool keep_alive) {
+// A request to a route of a table whose answers may wait or be shaped:
+// kAnswerAsUsual if this one neither waits nor is shaped.
+[[gnu::noinline]] int Session::complete_routed(Variant v, bool head, bool keep_alive) {
+  if (table_.shaping()) return complete_shaped(v, head, keep_alive);
+  return complete_waiting(v, head, keep_alive);
+}
+
+// A route with a delay is answered later: parsing pauses here, and
+// resume() sends the answer.
+int Session::complete_waiting(Variant v, bool head, bool keep_alive) {
+  uint64_t delay = table_.delay_us(route_);
+  if (delay == 0) return kAnswerAsUsual;
+  deferred_ = {delay, v, head, keep_alive};
+  enter(State::deferred);
+  return HPE_PAUSED;
+}
+
+int Session::after_answer(bool keep_alive) {
   if (keep_alive) {
     enter(State::idle);
     // Stop here while the connection sends a body by reference.
@@ -698,34 +743,45 @@ HELLO_CALLBACK int Session::after_answer(bool keep_alive) {
 
 // The request's own parameters if it has any, else the route's shape or
 // the default; a request none of them shapes is answered as usual.
-[[gnu::noinline]] int Session::complete_shaped(Variant v, bool head, bool keep_alive) {
+int Session::complete_shaped(Variant v, bool head, bool keep_alive) {
+  if (shape_input_.length > 0 || shape_input_.overflow) [[unlikely]]
+    return complete_with_parameters(v, head, keep_alive);
   current_shape_ = table_.shape_of(route_);
-  if (shape_input_.length > 0 || shape_input_.overflow) {
-    shape_ = Shape{};
-    ShapeError error;
-    bool ok;
-    if (shape_input_.overflow) {
-      error.length = fmt::format_to_n(error.text, sizeof error.text,
-                                      "shaping parameters: over {} bytes", kMaxShapeText)
-                         .size;
-      ok = false;
-    } else {
-      ok =
-          parse_shape(shape_text_.get(), shape_input_.length, table_.shape_limits(), shape_, error);
-    }
-    if (!ok) {
-      // The request asked for something wrong: 400, and the connection goes on.
-      stats_.requests.add();
-      stats_.shape_errors.add();
-      char line[sizeof error.text + 1];
-      memcpy(line, error.text, error.length);
-      line[error.length] = '\n';
-      answer_with(table_.bad_request(v), {line, error.length + 1}, head);
-      return after_answer(keep_alive);
-    }
-    if (shape_.any()) current_shape_ = &shape_;
+  if (current_shape_ == nullptr) return complete_waiting(v, head, keep_alive);
+  return complete_by_shape(v, head, keep_alive);
+}
+
+// The request carries shaping text: its parameters, or 400.
+[[gnu::noinline]] int Session::complete_with_parameters(Variant v, bool head, bool keep_alive) {
+  shape_ = Shape{};
+  ShapeError error;
+  bool ok;
+  if (shape_input_.overflow) {
+    error.length = fmt::format_to_n(error.text, sizeof error.text,
+                                    "shaping parameters: over {} bytes", kMaxShapeText)
+                       .size;
+    ok = false;
+  } else {
+    ok = parse_shape(shape_text_.get(), shape_input_.length, table_.shape_limits(), shape_, error);
   }
-  if (current_shape_ == nullptr) return complete(v, head, keep_alive);
+  if (!ok) {
+    // The request asked for something wrong: 400, and the connection goes on.
+    stats_.requests.add();
+    stats_.shape_errors.add();
+    char line[sizeof error.text + 1];
+    memcpy(line, error.text, error.length);
+    line[error.length] = '\n';
+    answer_with(table_.bad_request(v), {line, error.length + 1}, head);
+    return after_answer(keep_alive);
+  }
+  // Only unknown parameters: as if it carried none.
+  current_shape_ = shape_.any() ? &shape_ : table_.shape_of(route_);
+  if (current_shape_ == nullptr) return complete_waiting(v, head, keep_alive);
+  return complete_by_shape(v, head, keep_alive);
+}
+
+// Decides what current_shape_ does to this answer; answers now, or defers.
+[[gnu::noinline]] int Session::complete_by_shape(Variant v, bool head, bool keep_alive) {
   decision_ = dice_->decide(*current_shape_);
   uint64_t delay = current_shape_->delay.given() ? decision_.delay_us : table_.delay_us(route_);
   if (delay > 0) {

@@ -105,20 +105,30 @@ class Session final : public Heart {
   int on_chunk_header();
   int on_body(const char* at, size_t len);
   int on_message_complete();
-  // The request is complete and its route known; the answer is given now,
-  // or deferred. Returns what on_message_complete() returns.
-  int complete(Variant v, bool head, bool keep_alive);
-  // The same for a request to a route when the table shapes answers.
+  // A complete request to a route of a table whose answers may wait or be
+  // shaped: answered now or deferred. Each returns what
+  // on_message_complete() returns, or kAnswerAsUsual for a request that
+  // neither waits nor is shaped (on_message_complete() answers it).
+  static constexpr int kAnswerAsUsual = -1;
+  int complete_routed(Variant v, bool head, bool keep_alive);
+  int complete_waiting(Variant v, bool head, bool keep_alive);
   int complete_shaped(Variant v, bool head, bool keep_alive);
+  int complete_with_parameters(Variant v, bool head, bool keep_alive);
+  int complete_by_shape(Variant v, bool head, bool keep_alive);
+  // Moves what the last answer left to the connection into `fed`.
+  void take_stream(Fed& fed);
   // The shaped answer (decision_ by current_shape_): appended, or left
   // for the connection to send (stream_). True if it ends the connection.
   bool answer_shaped(Variant v, bool head);
   // Enters idle or closed after an answer; the value for llhttp.
   int after_answer(bool keep_alive);
   // The pieces of a shaping text: of the query, of an X-Hello-Shape value.
+  int after_path(const char* at, size_t len);
+  int begin_query(const char* at, size_t len);
   void keep_query(const char* at, size_t len);
   void keep_shape_text(const char* at, size_t len);
-  void match_shape_name(const char* at, size_t len);
+  int match_shape_name(const char* at, size_t len);
+  int begin_shape_value();
   // The value of an Expect or X-Hello-Shape header is complete.
   void finish_value();
   int reject(int status);

@@ -44,6 +44,22 @@ void heart(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
 
+// The same with --shape on: every request's target and headers are watched
+// for shaping parameters, and wrk's requests carry none (docs/shaping.md).
+void heart_shape_on(benchmark::State& state) {
+  hello::TableOptions options;
+  options.shape = true;
+  hello::ResponseTable table(hello::test::kTestPersona, options);
+  hello::WorkerStats stats;
+  hello::Dice dice(1);
+  hello::Session session(table, stats, nullptr, {}, &dice);
+  std::string input = requests(static_cast<int>(state.range(0)));
+  std::string out;
+  out.reserve(64 * 1024);
+  for (auto _ : state) feed_heart(session, input, out);
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+
 // llhttp alone, with callbacks that do nothing: parsing only.
 void llhttp_only(benchmark::State& state) {
   llhttp_settings_t settings;
@@ -130,6 +146,7 @@ void heart_echo(benchmark::State& state) {
 }
 
 BENCHMARK(heart)->Arg(1)->Arg(16);
+BENCHMARK(heart_shape_on)->Arg(1)->Arg(16);
 BENCHMARK(heart_vs_llhttp)->Arg(1)->Arg(16);
 BENCHMARK(heart_echo);
 BENCHMARK(llhttp_only)->Arg(1)->Arg(16);
