@@ -87,6 +87,35 @@ std::string_view connection_line(const ConnectionHeaders& c, Variant v) {
 
 static_assert(kGet == HTTP_GET && kHead == HTTP_HEAD);
 
+std::vector<std::string> reserved_headers(const Persona& persona) {
+  std::vector<std::string> names;
+  auto add_names = [&](std::string_view lines) {
+    size_t at = 0;
+    while (at < lines.size()) {
+      size_t end = lines.find("\r\n", at);
+      if (end == std::string_view::npos) end = lines.size();
+      std::string_view line = lines.substr(at, end - at);
+      // The slots that stand for whole lines come first on theirs.
+      for (std::string_view slot : {"{extra}", "{connection}"})
+        if (line.starts_with(slot)) line.remove_prefix(slot.size());
+      size_t colon = line.find(':');
+      if (colon != std::string_view::npos && colon > 0) {
+        std::string name(line.substr(0, colon));
+        std::transform(name.begin(), name.end(), name.begin(),
+                       [](unsigned char c) { return std::tolower(c); });
+        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+      }
+      at = end + 2;
+    }
+  };
+  add_names(persona.head);
+  const ConnectionHeaders& c = persona.connection;
+  for (std::string_view line : {c.keep_alive_10, c.close_10, c.keep_alive_11, c.close_11})
+    add_names(line);
+  add_names(persona.chunked_header);
+  return names;
+}
+
 ResponseTable::ResponseTable(const Persona& persona, const TableOptions& options)
     : policy_{persona.always_close && !options.keep_alive, persona.keep_alive_http10,
               persona.head_allowed, persona.no_parsing},
@@ -142,6 +171,8 @@ ResponseTable::ResponseTable(const Persona& persona, const TableOptions& options
 void ResponseTable::prepare_shaping(const Persona& persona, const TableOptions& options,
                                     const std::vector<FileRoute>& file) {
   shape_limits_ = options.shape_limits;
+  reserved_headers_ = reserved_headers(persona);
+  shape_limits_.reserved = &reserved_headers_;
   shape_requests_ = options.shape || !options.shape_default.empty();
   shaping_ = shape_requests_;
   ShapeError error;

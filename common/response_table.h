@@ -81,6 +81,11 @@ struct RouteMatch {
   int path_route;   // a route with this path (for its 405), or -1
 };
 
+// The headers a persona's answers carry whatever the route (its head's
+// names, its connection and chunked lines), in lower case: a shape's
+// `header` may not add them again.
+std::vector<std::string> reserved_headers(const Persona& persona);
+
 class ResponseTable {
  public:
   ResponseTable(const Persona& persona, const TableOptions& options);
@@ -204,7 +209,8 @@ class ResponseTable {
   bool shape_requests_ = false;
   bool has_default_shape_ = false;
   ShapeLimits shape_limits_;
-  std::string default_shape_text_;  // --shape-default, parsed into default_shape_
+  std::vector<std::string> reserved_headers_;  // shape_limits_.reserved
+  std::string default_shape_text_;             // --shape-default, parsed into default_shape_
   Shape default_shape_;
   // "HTTP/1.x NNN Reason\r\n" for 200 to 599: [0, 400) for HTTP/1.1, then
   // HTTP/1.0 where the persona answers in it. Built only when shaping.

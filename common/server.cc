@@ -202,7 +202,8 @@ int run(const Persona& persona, int argc, char** argv) {
                  "Seed the shaping decisions (worker i uses N + i): the same requests in the "
                  "same order get the same decisions; random by default")
       ->type_name("N")
-      ->expected(1);
+      ->expected(1)
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--max-size", opt.max_size, "The largest body a shaped 'size' may ask for")
       ->capture_default_str()
       ->type_name("BYTES")
@@ -237,7 +238,8 @@ int run(const Persona& persona, int argc, char** argv) {
                opt.max_delay, why, name);
     return kExitUsage;
   }
-  opt.table.shape_limits = {max_delay_us, opt.max_size};
+  std::vector<std::string> reserved = reserved_headers(persona);
+  opt.table.shape_limits = {max_delay_us, opt.max_size, &reserved};
   bool shaping = opt.table.shape || !opt.table.shape_default.empty();
   if (shaping && persona.no_parsing) {
     fmt::print(stderr, "{}: --shape: {} parses nothing and answers every request alike\n", name,

@@ -783,7 +783,9 @@ int Session::complete_shaped(Variant v, bool head, bool keep_alive) {
 // Decides what current_shape_ does to this answer; answers now, or defers.
 [[gnu::noinline]] int Session::complete_by_shape(Variant v, bool head, bool keep_alive) {
   decision_ = dice_->decide(*current_shape_);
-  uint64_t delay = current_shape_->delay.given() ? decision_.delay_us : table_.delay_us(route_);
+  // The rest of a delay mix, like the rest of any mix, is the route's own.
+  if (!decision_.delayed) decision_.delay_us = table_.delay_us(route_);
+  uint64_t delay = decision_.delay_us;
   if (delay > 0) {
     deferred_ = {delay, v, head, keep_alive};
     deferred_.shaped = true;
@@ -798,9 +800,9 @@ bool Session::answer_shaped(Variant v, bool head) {
   const Decision& d = decision_;
   const Shape& shape = *current_shape_;
   stats_.requests.add();
-  stats_.shaped.add();
   if (d.reset) {
     // No answer at all: the connection resets.
+    stats_.shaped.add();
     stats_.resets.add();
     stream_.reset = true;
     return true;
@@ -812,6 +814,7 @@ bool Session::answer_shaped(Variant v, bool head) {
   if (echo_ && !d.sized) {
     EchoResult echo = echo_json(body_);
     if (!echo.ok) {
+      // The echo's 400 for a body that is not JSON is not shaped.
       answer_with(table_.bad_request(v), echo.text, head);
       return d.close;
     }
@@ -819,6 +822,7 @@ bool Session::answer_shaped(Variant v, bool head) {
   } else if (!d.sized) {
     text = table_.content(route_);
   }
+  stats_.shaped.add();
   bool bodyless = status == 204 || status == 304;
   uint64_t length = bodyless ? 0 : d.sized ? d.size : text.size();
   char decision[kDecisionText];
@@ -900,6 +904,8 @@ HELLO_CALLBACK void Session::note_status(int status, size_t body_bytes, bool par
   ++answered_;
   if (status < 300)
     stats_.responses_2xx.add();
+  else if (status < 400) [[unlikely]]
+    stats_.responses_3xx.add();  // a route file's or a shaped status
   else if (status < 500)
     stats_.responses_4xx.add();
   else

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstring>
 
+#include "check.h"
 #include "duration.h"
 
 namespace hello {
@@ -23,8 +24,19 @@ int hex_digit(char c) {
   return -1;
 }
 
+// True if every '%' in `s` is followed by two hex digits.
+bool percent_encoded(std::string_view s) {
+  for (size_t i = 0; i < s.size(); ++i)
+    if (s[i] == '%') {
+      if (i + 2 >= s.size() || hex_digit(s[i + 1]) < 0 || hex_digit(s[i + 2]) < 0) return false;
+      i += 2;
+    }
+  return true;
+}
+
 // Decodes %XX and '+' (a space) as a URL query is decoded, in place.
-// Returns the decoded length, or SIZE_MAX for a '%' without two hex digits.
+// Returns the decoded length, or SIZE_MAX for a '%' without two hex digits
+// (which percent_encoded() has ruled out).
 size_t percent_decode(char* s, size_t n) {
   size_t out = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -183,11 +195,12 @@ bool parse_share(std::string_view key, std::string_view text, uint32_t& shares, 
   return true;
 }
 
-// Headers the server frames the answer with: a shape may not send its own.
-constexpr std::array<std::string_view, 3> kFramingHeaders = {"content-length", "transfer-encoding",
-                                                             "connection"};
+// Headers every answer is framed or described with: a shape may not send its own.
+constexpr std::array<std::string_view, 5> kServerHeaders = {
+    "content-length", "transfer-encoding", "connection", "keep-alive", "x-hello-shape-decision"};
 
-bool parse_header(std::string_view text, Shape& shape, ShapeError& error) {
+bool parse_header(std::string_view text, const ShapeLimits& limits, Shape& shape,
+                  ShapeError& error) {
   size_t colon = text.find(':');
   if (colon == std::string_view::npos) return refuse(error, "header", text, "not NAME:VALUE");
   std::string_view name = text.substr(0, colon);
@@ -196,9 +209,11 @@ bool parse_header(std::string_view text, Shape& shape, ShapeError& error) {
   for (char c : name)
     if (!is_token_char(static_cast<unsigned char>(c)))
       return refuse(error, "header", text, "the name is not a token (RFC 9110 section 5.6.2)");
-  for (std::string_view framing : kFramingHeaders)
-    if (equals_nocase(name, framing))
-      return refuse(error, "header", text, "the server sets this header itself");
+  bool taken = false;
+  for (std::string_view h : kServerHeaders) taken |= equals_nocase(name, h);
+  if (limits.reserved != nullptr)
+    for (const std::string& h : *limits.reserved) taken |= equals_nocase(name, h);
+  if (taken) return refuse(error, "header", text, "the server sends this header itself");
   // Leading and trailing blanks are not part of a value (RFC 9110 section 5.5).
   while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
   while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
@@ -220,7 +235,7 @@ bool parse_parameter(std::string_view key, std::string_view value, const ShapeLi
   if (key == "size") return parse_mix(key, value, limits, read_size, shape.size, error);
   if (key == "close") return parse_share(key, value, shape.close, shape.has_close, error);
   if (key == "reset") return parse_share(key, value, shape.reset, shape.has_reset, error);
-  if (key == "header") return parse_header(value, shape, error);
+  if (key == "header") return parse_header(value, limits, shape, error);
   if (key == "drip") {
     std::string_view why;
     if (!read_duration(value, limits, shape.drip_us, why)) return refuse(error, key, value, why);
@@ -265,11 +280,14 @@ bool parse_shape(char* text, size_t length, const ShapeLimits& limits, Shape& sh
     if (n == 0) continue;
     size_t eq = 0;
     while (eq < n && item[eq] != '=') ++eq;
+    if (!percent_encoded({item, n})) {
+      std::string_view raw(item, n);
+      return refuse(error, raw.substr(0, eq), eq < n ? raw.substr(eq + 1) : std::string_view(),
+                    "a '%' not followed by two hex digits");
+    }
     size_t key_length = percent_decode(item, eq);
     size_t value_length = eq < n ? percent_decode(item + eq + 1, n - eq - 1) : 0;
-    if (key_length == SIZE_MAX || value_length == SIZE_MAX)
-      return refuse(error, std::string_view(item, std::min(eq, n)), {},
-                    "a '%' not followed by two hex digits");
+    HELLO_CHECK(key_length != SIZE_MAX && value_length != SIZE_MAX);  // checked above
     std::string_view key(item, key_length);
     std::string_view value(item + eq + 1, value_length);
     if (!parse_parameter(key, value, limits, shape, error)) return false;
@@ -280,7 +298,10 @@ bool parse_shape(char* text, size_t length, const ShapeLimits& limits, Shape& sh
 Decision Dice::decide(const Shape& shape) {
   Decision d;
   if (shape.delay.given())
-    if (const uint64_t* v = shape.delay.pick(draw())) d.delay_us = *v;
+    if (const uint64_t* v = shape.delay.pick(draw())) {
+      d.delay_us = *v;
+      d.delayed = true;
+    }
   if (shape.status.given())
     if (const uint16_t* v = shape.status.pick(draw())) d.status = *v;
   if (shape.size.given())

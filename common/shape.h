@@ -9,7 +9,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace hello {
 
@@ -62,10 +64,15 @@ struct Shape {
   }
 };
 
-// The caps a parameter is checked against (--max-delay, --max-size).
+// What a parameter is checked against: the caps (--max-delay, --max-size)
+// and the headers a `header` may not add because the answer has them
+// already (in lower case; see reserved_headers() in response_table.h).
+// Content-Length, Transfer-Encoding, Connection, Keep-Alive and
+// X-Hello-Shape-Decision are refused whatever the list.
 struct ShapeLimits {
   uint64_t max_delay_us = 60000000;
   uint64_t max_size = 16 << 20;
+  const std::vector<std::string>* reserved = nullptr;
 };
 
 // Why a text was refused: one line naming the parameter, without CR or LF.
@@ -90,8 +97,9 @@ struct Decision {
   uint64_t delay_us = 0;
   uint64_t size = 0;
   uint64_t drip_us = 0;
-  uint16_t status = 0;  // 0: the route's own
-  bool sized = false;   // `size` replaces the route's body
+  uint16_t status = 0;   // 0: the route's own
+  bool delayed = false;  // `delay` chose a value (else the route's own applies)
+  bool sized = false;    // `size` replaces the route's body
   bool close = false;
   bool reset = false;
 };

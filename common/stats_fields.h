@@ -37,6 +37,7 @@ enum class StatsShown : uint8_t {
   X(bytes_out, "", "bytes_out", "{} bytes out", always)                                        \
   /* Responses by status class, error responses included. */                                   \
   X(responses_2xx, "responses", "2xx", "2xx {}", always)                                       \
+  X(responses_3xx, "responses", "3xx", "3xx {}", if_nonzero)                                   \
   X(responses_4xx, "responses", "4xx", "4xx {}", always)                                       \
   X(responses_5xx, "responses", "5xx", "5xx {}", always)                                       \
   /* Requests rejected as malformed. */                                                        \

@@ -314,6 +314,7 @@ TEST(Shape, BadFlagsAreOneLineAndExit2) {
       {{"--shape-default", "status=503:101"}, "--shape-default: status=503:101"},
       {{"--shape-default", "delay=2s", "--max-delay", "1s"}, "delay=2s: over --max-delay"},
       {{"--seed", "abc"}, "--seed"},
+      {{"--seed", "-1"}, "--seed"},
       {{"--max-size", "-1"}, "--max-size"},
       {{"--routes", routes.string()}, "bad \"shape\": delay=abc: not a number"},
   };

@@ -215,6 +215,42 @@ TEST_F(SessionShapeTest, AnHttp10RequestGetsTheHttp10Layout) {
   EXPECT_EQ(feds_.back().next, Fed::Next::close);
 }
 
+TEST_F(SessionShapeTest, AShaped3xxIsCountedAs3xx) {
+  drive(get("/?status=302"));
+  EXPECT_EQ(stats_.responses_3xx.get(), 1u);
+  EXPECT_EQ(stats_.responses_4xx.get(), 0u);
+}
+
+TEST_F(SessionShapeTest, HeadersThePersonaSendsAreRefused) {
+  std::string out = drive(get("/?header=Content-Type:text/html"));
+  EXPECT_NE(
+      out.find("\r\n\r\nheader=Content-Type:text/html: the server sends this header itself\n"),
+      std::string::npos)
+      << out;
+  EXPECT_NE(drive(get("/?header=date:x")).find("HTTP/1.1 400 "), std::string::npos);
+}
+
+// The rest of a delay mix is the route's own delay, as the rest of a status
+// or size mix is the route's own status or body.
+TEST(SessionShapeDelay, TheRestOfADelayMixIsTheRoutesOwnDelay) {
+  std::vector<FileRoute> routes{test::text_route("/slow", "slow", 200000)};
+  TableOptions options;
+  options.shape = true;
+  options.routes = &routes;
+  ResponseTable table(test::kTestPersona, options);
+  WorkerStats stats;
+  Dice dice(1);
+  Session session(table, stats, nullptr, {}, &dice);
+  std::string in = get("/slow?delay=1ms:0&status=201");
+  std::string out;
+  Fed fed = session.feed(in.data(), in.size(), out);
+  ASSERT_EQ(fed.next, Fed::Next::later);
+  EXPECT_EQ(fed.delay_us, 200000u);
+  session.resume(out);
+  EXPECT_NE(out.find("X-Hello-Shape-Decision: delay=200ms status=201\r\n"), std::string::npos)
+      << out;
+}
+
 class SessionShapeOffTest : public SessionShapeTest {
  protected:
   SessionShapeOffTest() : SessionShapeTest(false) {}

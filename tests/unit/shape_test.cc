@@ -134,10 +134,13 @@ TEST(Shape, BadParametersSayWhichAndWhy) {
   EXPECT_EQ(why_not("header=X-A:a%0D%0AInjected:1"),
             "header=X-A:a??Injected:1: the value holds a control character (CR, LF...)");
   EXPECT_EQ(why_not("header=Content-Length:5"),
-            "header=Content-Length:5: the server sets this header itself");
+            "header=Content-Length:5: the server sends this header itself");
   EXPECT_EQ(why_not("header=connection:close"),
-            "header=connection:close: the server sets this header itself");
-  EXPECT_EQ(why_not("delay=1%zz"), "delay=: a '%' not followed by two hex digits");
+            "header=connection:close: the server sends this header itself");
+  EXPECT_EQ(why_not("header=X-Hello-Shape-Decision:forged"),
+            "header=X-Hello-Shape-Decision:forged: the server sends this header itself");
+  EXPECT_EQ(why_not("delay=1%zz"), "delay=1%zz: a '%' not followed by two hex digits");
+  EXPECT_EQ(why_not("status=%2"), "status=%2: a '%' not followed by two hex digits");
   EXPECT_EQ(why_not("status=200:1,201:1,202:1,203:1,204:1,205:1,206:1,207:1,208:1,209:1,210:1,"
                     "211:1,212:1,213:1,214:1,215:1,216:1"),
             "status=200:1,201:1,202:1,203:1,204:1,205:1,206:...: more than 16 values");
@@ -148,6 +151,17 @@ TEST(Shape, LimitsAreTheFlags) {
   EXPECT_EQ(why_not("delay=2001ms", {2000000, 100}), "delay=2001ms: over --max-delay");
   EXPECT_EQ(why_not("size=101", {2000000, 100}), "size=101: over --max-size");
   EXPECT_EQ(why_not("drip=3s", {2000000, 100}), "drip=3s: over --max-delay");
+}
+
+TEST(Shape, HeadersTheAnswerHasAlreadyAreRefused) {
+  std::vector<std::string> reserved{"date", "content-type"};
+  ShapeLimits limits;
+  limits.reserved = &reserved;
+  EXPECT_EQ(why_not("header=Content-Type:text/html", limits),
+            "header=Content-Type:text/html: the server sends this header itself");
+  EXPECT_EQ(why_not("header=DATE:x", limits), "header=DATE:x: the server sends this header itself");
+  EXPECT_TRUE(parse("header=Content-Type:text/html").ok) << "not reserved without the list";
+  EXPECT_TRUE(parse("header=X-Date:x", limits).ok);
 }
 
 TEST(Shape, AnErrorIsOneLineEvenForAValueWithLineBreaks) {

@@ -55,6 +55,7 @@ StatsSnapshot every_counter() {
   s.shaped = 13;
   s.resets = 14;
   s.shape_errors = 15;
+  s.responses_3xx = 16;
   return s;
 }
 
@@ -62,32 +63,35 @@ TEST(StatsReport, SummaryTextMentionsRejectsAndAcceptErrorsOnlyWhenThereAreSome)
   StatsSnapshot none;
   EXPECT_EQ(summary_text({every_counter(), none}),
             "summary:\n"
-            " worker 0: 1 connections, 5 requests, 6 bytes in, 7 bytes out, 2xx 8, 4xx 9, 5xx 10, "
+            " worker 0: 1 connections, 5 requests, 6 bytes in, 7 bytes out, 2xx 8, 3xx 16, 4xx 9, "
+            "5xx 10, "
             "11 parse errors, 12 log lines dropped, 2 connections rejected, 3 accept errors, "
             "13 shaped, 14 reset, 15 bad shaping parameters\n"
             " worker 1: 0 connections, 0 requests, 0 bytes in, 0 bytes out, 2xx 0, 4xx 0, 5xx 0, "
             "0 parse errors, 0 log lines dropped\n"
-            "    total: 1 connections, 5 requests, 6 bytes in, 7 bytes out, 2xx 8, 4xx 9, 5xx 10, "
+            "    total: 1 connections, 5 requests, 6 bytes in, 7 bytes out, 2xx 8, 3xx 16, 4xx 9, "
+            "5xx 10, "
             "11 parse errors, 12 log lines dropped, 2 connections rejected, 3 accept errors, "
             "13 shaped, 14 reset, 15 bad shaping parameters\n");
 }
 
 TEST(StatsReport, SummaryJsonOfAKnownSnapshot) {
   StatsSnapshot none;
-  EXPECT_EQ(summary_json({every_counter(), none}),
-            "{\"workers\": ["
-            "{\"id\": 0, \"connections\": 1, \"requests\": 5, \"bytes_in\": 6, \"bytes_out\": 7, "
-            "\"responses\": {\"2xx\": 8, \"4xx\": 9, \"5xx\": 10}, \"parse_errors\": 11, "
-            "\"log_lines_dropped\": 12, \"connections_rejected\": 2, \"accept_errors\": 3, "
-            "\"shaping\": {\"shaped\": 13, \"resets\": 14, \"errors\": 15}}, "
-            "{\"id\": 1, \"connections\": 0, \"requests\": 0, \"bytes_in\": 0, \"bytes_out\": 0, "
-            "\"responses\": {\"2xx\": 0, \"4xx\": 0, \"5xx\": 0}, \"parse_errors\": 0, "
-            "\"log_lines_dropped\": 0, \"connections_rejected\": 0, \"accept_errors\": 0, "
-            "\"shaping\": {\"shaped\": 0, \"resets\": 0, \"errors\": 0}}], "
-            "\"total\": {\"connections\": 1, \"requests\": 5, \"bytes_in\": 6, \"bytes_out\": 7, "
-            "\"responses\": {\"2xx\": 8, \"4xx\": 9, \"5xx\": 10}, \"parse_errors\": 11, "
-            "\"log_lines_dropped\": 12, \"connections_rejected\": 2, \"accept_errors\": 3, "
-            "\"shaping\": {\"shaped\": 13, \"resets\": 14, \"errors\": 15}}}\n");
+  EXPECT_EQ(
+      summary_json({every_counter(), none}),
+      "{\"workers\": ["
+      "{\"id\": 0, \"connections\": 1, \"requests\": 5, \"bytes_in\": 6, \"bytes_out\": 7, "
+      "\"responses\": {\"2xx\": 8, \"3xx\": 16, \"4xx\": 9, \"5xx\": 10}, \"parse_errors\": 11, "
+      "\"log_lines_dropped\": 12, \"connections_rejected\": 2, \"accept_errors\": 3, "
+      "\"shaping\": {\"shaped\": 13, \"resets\": 14, \"errors\": 15}}, "
+      "{\"id\": 1, \"connections\": 0, \"requests\": 0, \"bytes_in\": 0, \"bytes_out\": 0, "
+      "\"responses\": {\"2xx\": 0, \"3xx\": 0, \"4xx\": 0, \"5xx\": 0}, \"parse_errors\": 0, "
+      "\"log_lines_dropped\": 0, \"connections_rejected\": 0, \"accept_errors\": 0, "
+      "\"shaping\": {\"shaped\": 0, \"resets\": 0, \"errors\": 0}}], "
+      "\"total\": {\"connections\": 1, \"requests\": 5, \"bytes_in\": 6, \"bytes_out\": 7, "
+      "\"responses\": {\"2xx\": 8, \"3xx\": 16, \"4xx\": 9, \"5xx\": 10}, \"parse_errors\": 11, "
+      "\"log_lines_dropped\": 12, \"connections_rejected\": 2, \"accept_errors\": 3, "
+      "\"shaping\": {\"shaped\": 13, \"resets\": 14, \"errors\": 15}}}\n");
 }
 
 TEST(StatsReport, IntervalLineCountsRequestsPerSecondAndOpenConnections) {
