@@ -133,7 +133,8 @@ void Connection::adopt(uv_os_sock_t fd) {
 
 // The socket inherits TCP_NODELAY from the listener (see Worker).
 void Connection::begin() {
-  HELLO_CHECK(heart_ == nullptr && pending_ == nullptr && held_ == nullptr && !timer_.active());
+  HELLO_CHECK(heart_ == nullptr && pending_ == nullptr && held_ == nullptr && stream_ == nullptr &&
+              !timer_.active());
   reading_ = peer_done_ = draining_ = read_since_check_ = clean_end_ = false;
   if (peer_) {
     peer_name(&tcp_, peer_.get(), kPeerSize);
@@ -181,6 +182,7 @@ void Connection::drain() {
 void Connection::on_close() {
   HELLO_CHECK(pending_ == nullptr && !timer_.active());
   release_held();
+  release_stream();
   release_heart();
   worker_.release(this);
 }
@@ -298,6 +300,11 @@ void Connection::release_held() {
   worker_.release_held(std::exchange(held_, nullptr));
 }
 
+void Connection::release_stream() {
+  if (stream_ == nullptr) return;
+  worker_.release_stream(std::exchange(stream_, nullptr));
+}
+
 void Connection::release_heart() {
   if (heart_ == nullptr) return;
   worker_.release_heart(std::exchange(heart_, nullptr));
@@ -348,17 +355,19 @@ void Connection::start_stream(const Fed& fed, const char* data, size_t len, bool
     hold(data + fed.consumed, len - fed.consumed);
   }
   enter(Phase::streaming);
-  stream_ = {};
-  stream_.source = fed.body;
-  stream_.closes = fed.next == Fed::Next::close;
-  stream_.clean_end = fed.clean_end;
+  HELLO_CHECK(stream_ == nullptr);
+  stream_ = worker_.acquire_stream();
+  BodyStream& s = *stream_;
+  s.source = fed.body;
+  s.closes = fed.next == Fed::Next::close;
+  s.clean_end = fed.clean_end;
   if (fed.drip_us == 0) {
-    stream_.due = fed.body.length;
+    s.due = fed.body.length;
   } else {
-    stream_.start_ns = uv_hrtime();
-    stream_.drip_ns = fed.drip_us * 1000;
-    stream_.pieces = static_cast<uint32_t>(
-        std::min<uint64_t>(fed.body.length, std::max<uint64_t>(1, stream_.drip_ns / kDripPieceNs)));
+    s.start_ns = uv_hrtime();
+    s.drip_ns = fed.drip_us * 1000;
+    s.pieces = static_cast<uint32_t>(
+        std::min<uint64_t>(fed.body.length, std::max<uint64_t>(1, s.drip_ns / kDripPieceNs)));
   }
   pump_stream(&worker_.output());
 }
@@ -375,7 +384,7 @@ void Connection::pump_stream(std::string* head) {
   } else {
     head = nullptr;
   }
-  BodyStream& s = stream_;
+  BodyStream& s = *stream_;
   const BodySource& src = s.source;
   while (!writing()) {
     uv_buf_t bufs[kStreamBufs + 1];
@@ -448,7 +457,7 @@ void Connection::pump_stream(std::string* head) {
 }
 
 void Connection::drip() {
-  BodyStream& s = stream_;
+  BodyStream& s = *stream_;
   uint64_t elapsed = uv_hrtime() - s.start_ns;
   uint64_t due = std::min<uint64_t>(s.pieces, elapsed * s.pieces / s.drip_ns);
   if (due > s.pieces_due) {
@@ -460,8 +469,10 @@ void Connection::drip() {
 
 void Connection::finish_stream() {
   worker_.timers().stop(&timer_);
-  if (stream_.closes) {
-    end(stream_.clean_end);
+  BodyStream s = *stream_;
+  release_stream();
+  if (s.closes) {
+    end(s.clean_end);
     finish_if_done();
     return;
   }

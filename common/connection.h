@@ -16,7 +16,8 @@
 // An idle connection holds little more than its libuv handle: the parser
 // state (a Heart), a write the kernel did not take at once (PendingWrite)
 // and input held behind a waiting answer (HeldInput) are borrowed from the
-// worker's pools while they are needed and given back as soon as they are not.
+// worker's pools while they are needed and given back as soon as they are
+// not, as is the state of a body sent by reference (BodyStream).
 #pragma once
 
 #include <uv.h>
@@ -46,6 +47,19 @@ struct HeldInput {
   size_t offset = 0;  // bytes before it are parsed
 
   size_t size() const { return bytes.size() - offset; }
+};
+
+// A body sent by reference (the streaming phase), and how far it has gone.
+struct BodyStream {
+  BodySource source;
+  uint64_t sent = 0;  // bytes handed to the kernel or to a write
+  uint64_t due = 0;   // bytes that may be sent by now
+  uint64_t start_ns = 0;
+  uint64_t drip_ns = 0;  // 0: all at once
+  uint32_t pieces = 1;   // a drip's pieces, and how many are due
+  uint32_t pieces_due = 0;
+  bool closes = false;  // the connection ends after it
+  bool clean_end = false;
 };
 
 class Connection {
@@ -138,6 +152,7 @@ class Connection {
   // Keeps input that cannot be parsed yet.
   void hold(const char* data, size_t len);
   void release_held();
+  void release_stream();
   void release_heart();
   void end(bool clean);
   void send_output();
@@ -151,6 +166,7 @@ class Connection {
   Heart* heart_ = nullptr;           // borrowed while a request is in progress or waits
   PendingWrite* pending_ = nullptr;  // borrowed while a write is in flight
   HeldInput* held_ = nullptr;        // borrowed while input waits behind an answer
+  BodyStream* stream_ = nullptr;     // borrowed while streaming
   // reading: the header deadline of the request in progress; waiting: the
   // time of the answer.
   Timer timer_;
@@ -166,18 +182,7 @@ class Connection {
   bool read_since_check_ = false;
   // ending: the closing request ended exactly where the input did.
   bool clean_end_ = false;
-  // streaming: the body and how far it has gone.
-  struct BodyStream {
-    BodySource source;
-    uint64_t sent = 0;  // bytes handed to the kernel or to a write
-    uint64_t due = 0;   // bytes that may be sent by now
-    uint64_t start_ns = 0;
-    uint64_t drip_ns = 0;  // 0: all at once
-    uint32_t pieces = 1;   // a drip's pieces, and how many are due
-    uint32_t pieces_due = 0;
-    bool closes = false;  // the connection ends after it
-    bool clean_end = false;
-  } stream_;
+
   uint8_t peer_length_ = 0;
   uv_tcp_t tcp_;
   // The client's address, for the access log; allocated only with the log.

@@ -900,6 +900,10 @@ HELLO_CALLBACK void Session::answer(const PreparedResponse& r, bool head_only, b
   note_answer(r, length, parsed);
 }
 
+HELLO_CALLBACK void Session::note_answer(const PreparedResponse& r, size_t length, bool parsed) {
+  note_status(r.status, length - r.head_length, parsed);
+}
+
 HELLO_CALLBACK void Session::note_status(int status, size_t body_bytes, bool parsed) {
   ++answered_;
   if (status < 300)

@@ -146,9 +146,7 @@ class Session final : public Heart {
   void enter(State to);
   // Appends the template `r` with `body` after its head (only the head with `head_only`).
   void answer_with(const PreparedResponse& r, std::string_view body, bool head_only = false);
-  void note_answer(const PreparedResponse& r, size_t length, bool parsed) {
-    note_status(r.status, length - r.head_length, parsed);
-  }
+  void note_answer(const PreparedResponse& r, size_t length, bool parsed);
   // Counts an answer of `status` whose body is `body_bytes` long, and logs it.
   void note_status(int status, size_t body_bytes, bool parsed);
   void log_answer(int status, size_t body_bytes, bool parsed);

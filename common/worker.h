@@ -80,6 +80,12 @@ class Worker {
   void release_write(PendingWrite* w);
   HeldInput* acquire_held();
   void release_held(HeldInput* h);
+  BodyStream* acquire_stream() {
+    BodyStream* s = streams_.acquire([] { return std::make_unique<BodyStream>(); });
+    *s = {};
+    return s;
+  }
+  void release_stream(BodyStream* s) { streams_.release(s); }
 
  private:
   friend struct WorkerCallbacks;
@@ -130,6 +136,7 @@ class Worker {
   Pool<Heart> hearts_;
   Pool<PendingWrite> writes_;
   Pool<HeldInput> helds_;
+  Pool<BodyStream> streams_;
   std::string output_;
   char read_buffer_[kReadBufferSize];
 };
