@@ -2,6 +2,7 @@
 import csv
 import json
 import os
+import statistics
 
 from .targets import CALIBRATION
 
@@ -216,6 +217,70 @@ def performance_table(meta, cells):
     return "\n".join(["| measure | target | result | met? |", "| --- | --- | --- | --- |"] + rows)
 
 
+# --shaping: --shape on, with requests that carry no parameters, costs at
+# most this much CPU per request more than --shape off.
+SHAPING_TARGET = 1.03
+SHAPING_MODES = (("keepalive", "keep-alive (wrk -c64)"), ("pipeline", "16-deep pipelining (wrk -c64)"))
+
+
+def paired_ratios(on_runs, off_runs):
+    """Round by round, the run of `on` over the run of `off` made in the same
+    round, for the rounds where both are clean (None is a run not clean)."""
+    return [on / off for on, off in zip(on_runs or [], off_runs or []) if on and off]
+
+
+def _shaping_cell(cells, name, variant, mode):
+    for c in cells:
+        if (c["name"], c["tool"], c["mode"], c.get("variant")) == (name, "wrk", mode, variant):
+            return c
+    return None
+
+
+def shaping_table(meta, cells):
+    """--shape on against off in the same run: the ratio of the medians of
+    CPU per request against SHAPING_TARGET, the paired rounds beside it,
+    and the cells themselves."""
+    shaping = meta.get("shaping")
+    if not shaping:
+        return ""
+    name, param = shaping["persona"], shaping["param_path"]
+    rows = ["| measure | target | result | met? |", "| --- | --- | --- | --- |"]
+    cell_rows = ["| server | mode | path | req/s (median) | CPU µs/req (median) | bytes/answer (wrk, approx.) | "
+                 "runs | problems |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for mode, label in SHAPING_MODES:
+        off = _shaping_cell(cells, name, "shape-off", mode)
+        for variant, what, targeted in (("shape-on", "no parameters", True), ("shape-param", param, False)):
+            on = _shaping_cell(cells, name, variant, mode)
+            measure = f"CPU/request, --shape on ({what}) vs off, {label}"
+            target = f"≤ {SHAPING_TARGET:.2f}" if targeted else "none (informational)"
+            a = off.get("cpu_us_per_request") if off else None
+            b = on.get("cpu_us_per_request") if on else None
+            if not a or not b:
+                problem = (on or {}).get("error") or (off or {}).get("error") or "not measured"
+                rows.append(f"| {measure} | {target} | {problem} | {'not measured' if targeted else '-'} |")
+                continue
+            ratio = b / a
+            pairs = paired_ratios(on.get("cpu_us_runs"), off.get("cpu_us_runs"))
+            paired = (f"; round by round {', '.join(f'{r:.3f}' for r in pairs)} "
+                      f"(median {statistics.median(pairs):.3f})" if pairs else "")
+            result = f"off {a:.2f} µs, on {b:.2f} µs: {ratio:.3f}{paired}"
+            met = "-"
+            if targeted:
+                met = "yes" if ratio <= SHAPING_TARGET else "**no**"
+            rows.append(f"| {measure} | {target} | {result} | {met} |")
+    for mode, _ in SHAPING_MODES:
+        for variant, server, path in (("shape-off", f"hello-{name}", "/"), ("shape-on", f"hello-{name} --shape", "/"),
+                                      ("shape-param", f"hello-{name} --shape", param)):
+            c = _shaping_cell(cells, name, variant, mode)
+            if not c:
+                continue
+            size = c["bytes"] / c["requests"] if c.get("bytes") and c.get("requests") else None
+            cell_rows.append(f"| {server} | {mode} | `{path}` | {_fmt(c.get('rps'))} | "
+                             f"{_fmt(c.get('cpu_us_per_request'), 2)} | {_fmt(size, 1)} | "
+                             f"{c.get('clean_runs', 0)}/{c.get('runs', 0)} | {c.get('error') or ''} |")
+    return "\n".join(rows) + "\n\n" + "\n".join(cell_rows)
+
+
 def charts(out, cells):
     """PNG charts; returns their file names (empty if matplotlib is missing)."""
     try:
@@ -295,6 +360,15 @@ def write_markdown(out, meta, cells, chart_files):
                   f"({meta['performance'].get('micro_benchmark', {}).get('repetitions', '-')} repetitions, "
                   "pinned to the server CPU); its ratio is the median of the paired case, which times "
                   "short bursts of each side a fraction of a millisecond apart.", "", targets, ""]
+    shaping = shaping_table(meta, cells)
+    if shaping:
+        parts += ["## Shaping's fast path", "",
+                  f"hello-{meta['shaping']['persona']}, 1 worker, started three times at once: without "
+                  "`--shape`, with it, and with it for requests to "
+                  f"`{meta['shaping']['param_path']}`. Rounds alternate (each job on the three in turn, "
+                  f"every second round in reverse order), {meta['shaping']['rounds']} rounds; each ratio "
+                  "divides two medians of this run, and the rounds' own ratios (the runs of one round, "
+                  "seconds apart) are shown beside it.", "", shaping, ""]
     articles = article_tables(cells)
     if articles:
         parts += ["## Beside the articles", "", articles]

@@ -194,7 +194,10 @@ class Persona(Target):
 
     @property
     def label(self):
-        return f"hello-{self.name}" + (" +log" if any(a.startswith("--access-log") for a in self.extra) else "")
+        label = f"hello-{self.name}" + (" +log" if any(a.startswith("--access-log") for a in self.extra) else "")
+        if "--shape" in self.extra:
+            label += " +shape"
+        return label + (f" {self.path[self.path.index('?'):]}" if "?" in self.path else "")
 
     def command(self):
         extra = [a.replace("@TMP@", self.tmp) for a in self.extra]
