@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstring>
 
 #include <llhttp.h>
@@ -253,8 +254,8 @@ size_t ResponseTable::append_shaped_head(std::string& out, int route, Variant v,
     if (!h.headers) {
       if (!no_length) {
         char digits[20];
-        out.append(digits, static_cast<size_t>(
-                               fmt::format_to_n(digits, sizeof digits, "{}", body_length).size));
+        out.append(digits, static_cast<size_t>(std::to_chars(digits, digits + 20, body_length).ptr -
+                                               digits));
       }
       continue;
     }

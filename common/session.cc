@@ -753,7 +753,7 @@ int Session::complete_shaped(Variant v, bool head, bool keep_alive) {
 
 // The request carries shaping text: its parameters, or 400.
 [[gnu::noinline]] int Session::complete_with_parameters(Variant v, bool head, bool keep_alive) {
-  shape_ = Shape{};
+  shape_.clear();
   ShapeError error;
   bool ok;
   if (shape_input_.overflow) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstring>
 
 #include "check.h"
@@ -246,17 +247,21 @@ bool parse_parameter(std::string_view key, std::string_view value, const ShapeLi
 }
 
 // "0", "2ms", "150us", "1s": exact, in the largest unit that is.
-size_t put_duration(char* out, size_t room, uint64_t us) {
-  fmt::format_to_n_result<char*> r;
-  if (us == 0)
-    r = fmt::format_to_n(out, room, "0");
-  else if (us % 1000000 == 0)
-    r = fmt::format_to_n(out, room, "{}s", us / 1000000);
-  else if (us % 1000 == 0)
-    r = fmt::format_to_n(out, room, "{}ms", us / 1000);
-  else
-    r = fmt::format_to_n(out, room, "{}us", us);
-  return std::min(r.size, room);
+// `out` has room for 20 digits and a unit.
+size_t put_duration(char* out, uint64_t us) {
+  std::string_view unit = "us";
+  if (us == 0) {
+    unit = {};
+  } else if (us % 1000000 == 0) {
+    us /= 1000000;
+    unit = "s";
+  } else if (us % 1000 == 0) {
+    us /= 1000;
+    unit = "ms";
+  }
+  char* end = std::to_chars(out, out + 20, us).ptr;
+  memcpy(end, unit.data(), unit.size());
+  return static_cast<size_t>(end - out) + unit.size();
 }
 
 struct Pattern {
@@ -315,16 +320,20 @@ Decision Dice::decide(const Shape& shape) {
   return d;
 }
 
+// The longest decision: each parameter with the longest value it can hold.
+static_assert(kDecisionText >= sizeof "delay=18446744073709551615us status=599 "
+                                      "size=18446744073709551615 close=1 reset=0 "
+                                      "drip=18446744073709551615us");
+
 size_t format_decision(const Shape& shape, const Decision& d, uint16_t status, uint64_t size,
                        char* out) {
   size_t n = 0;
   auto put = [&](std::string_view s) {
-    size_t k = std::min(s.size(), kDecisionText - n);
-    memcpy(out + n, s.data(), k);
-    n += k;
+    memcpy(out + n, s.data(), s.size());
+    n += s.size();
   };
   auto put_number = [&](uint64_t v) {
-    n += std::min(fmt::format_to_n(out + n, kDecisionText - n, "{}", v).size, kDecisionText - n);
+    n = static_cast<size_t>(std::to_chars(out + n, out + kDecisionText, v).ptr - out);
   };
   auto space = [&] {
     if (n > 0) put(" ");
@@ -332,7 +341,7 @@ size_t format_decision(const Shape& shape, const Decision& d, uint16_t status, u
   if (shape.delay.given()) {
     space();
     put("delay=");
-    n += put_duration(out + n, kDecisionText - n, d.delay_us);
+    n += put_duration(out + n, d.delay_us);
   }
   if (shape.status.given()) {
     space();
@@ -355,7 +364,7 @@ size_t format_decision(const Shape& shape, const Decision& d, uint16_t status, u
   if (shape.has_drip) {
     space();
     put("drip=");
-    n += put_duration(out + n, kDecisionText - n, d.drip_us);
+    n += put_duration(out + n, d.drip_us);
   }
   if (n == 0) put("headers");  // only headers were asked for
   return n;

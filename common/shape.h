@@ -57,6 +57,13 @@ struct Shape {
   ShapeHeader headers[kMaxHeaders];
   uint8_t header_count = 0;
 
+  // Forgets every parameter (the arrays' contents are left as they are).
+  void clear() {
+    delay.count = status.count = size.count = header_count = 0;
+    close = reset = 0;
+    has_close = has_reset = has_drip = false;
+    drip_us = 0;
+  }
   // True if any parameter was given (a text of unknown ones gives none).
   bool any() const {
     return delay.given() || status.given() || size.given() || has_close || has_reset || has_drip ||
@@ -126,7 +133,7 @@ class Dice {
 // parameter the shape has, with what was applied (`status` and `size` are
 // the answer's, whether decided or the route's own); "headers" if the shape
 // has headers alone. Returns its length.
-inline constexpr size_t kDecisionText = 128;
+inline constexpr size_t kDecisionText = 160;
 size_t format_decision(const Shape& shape, const Decision& decision, uint16_t status, uint64_t size,
                        char* out);
 
