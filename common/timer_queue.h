@@ -52,6 +52,10 @@ class TimerHeap {
 
 class TimerQueue {
  public:
+  // A timer due within this long of one that fires is waited for at once
+  // rather than slept for (see on_ready()).
+  static constexpr uint64_t kSpinNs = 25000;
+
   // Creates the timerfd and its poll handle on `loop`. Returns 0 or a libuv error.
   int init(uv_loop_t* loop);
   // Closes the handle (asynchronously, with the loop); every timer must be idle.
