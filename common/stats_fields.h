@@ -46,6 +46,8 @@ enum class StatsShown : uint8_t {
   X(connections_rejected, "", "connections_rejected", "{} connections rejected", if_nonzero)   \
   /* Failed accepts, such as EMFILE. */                                                        \
   X(accept_errors, "", "accept_errors", "{} accept errors", if_nonzero)                        \
+  /* Whole-worker pauses of --stall. */                                                        \
+  X(stalls, "", "stalls", "{} stalls", if_nonzero)                                             \
   /* Open now. */                                                                              \
   X(open, "", "", "", live_only)
 // clang-format on
