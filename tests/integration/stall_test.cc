@@ -129,10 +129,13 @@ TEST(Stall, EveryPeriodOneRequestWaitsTheWholeStall) {
     EXPECT_LT(e.ms(), 400.0);
   }
   EXPECT_LT(median_ms(all), 20.0);
-  // Each stall ends at its fixed time, epoch + k s + 200 ms: one period apart.
+  // Each stall ends at its fixed time, epoch + k s + 200 ms: one period
+  // apart (1,000 ms, give or take this client's scheduling on a busy
+  // machine), where stalls counted from the end of the one before would
+  // be 1,200 ms apart.
   double period = ms_between(slow[0].answered, slow[1].answered);
-  EXPECT_GE(period, 970.0);
-  EXPECT_LE(period, 1030.0);
+  EXPECT_GE(period, 900.0);
+  EXPECT_LE(period, 1100.0);
   printf("%zu requests, median %.3f ms; stalled %.3f and %.3f ms, ends %.3f ms apart\n", all.size(),
          median_ms(all), slow[0].ms(), slow[1].ms(), period);
   ASSERT_EQ(s.stop(), 0);
@@ -160,7 +163,10 @@ TEST(Stall, AOneOffStallHoldsOneRequest) {
 }
 
 // Two workers, 16 connections (each worker has some, but with odds of
-// 2^-15): every connection waits once, and the waits end together.
+// 2^-15): every connection waits once, and all the waits overlap: there
+// is a moment when every connection, on either worker, is held. (When
+// each wait ends, as this client sees it, depends on when its thread next
+// runs: 170 ms apart under ASan on a loaded machine.)
 TEST(Stall, EveryWorkerStallsOverTheSameWindow) {
   std::string json = temp_path("stall-stats.json");
   ServerProcess s("sanic", {"-w", "2", "--stall", "300ms@300ms", "--stats-json", json});
@@ -170,15 +176,17 @@ TEST(Stall, EveryWorkerStallsOverTheSameWindow) {
   for (int i = 0; i < kConnections; ++i)
     clients.emplace_back([&, i] { runs[i] = one_at_a_time(s.port(), 1000ms); });
   for (auto& t : clients) t.join();
-  std::vector<Clock::time_point> ends;
+  Clock::time_point last_sent = Clock::time_point::min();
+  Clock::time_point first_answered = Clock::time_point::max();
   for (int i = 0; i < kConnections; ++i) {
     std::vector<Exchange> slow = long_ones(runs[i]);
     ASSERT_EQ(slow.size(), 1u) << "connection " << i;
-    EXPECT_GE(slow[0].ms(), 250.0) << "connection " << i;
-    ends.push_back(slow[0].answered);
+    last_sent = std::max(last_sent, slow[0].sent);
+    first_answered = std::min(first_answered, slow[0].answered);
   }
-  auto [first, last] = std::minmax_element(ends.begin(), ends.end());
-  EXPECT_LT(ms_between(*first, *last), 50.0) << "the stalls ended apart";
+  double together_ms = ms_between(last_sent, first_answered);
+  EXPECT_GT(together_ms, 0.0) << "the stalls of the two workers did not overlap";
+  printf("every connection held at once for %.3f ms\n", together_ms);
   ASSERT_EQ(s.stop(), 0);
   EXPECT_EQ(stalls_in(json), (std::vector<uint64_t>{1, 1, 2}));
   simdjson::dom::parser parser;
@@ -229,9 +237,9 @@ TEST(Stall, AStopDuringAStallWaitsForThatStallOnly) {
     EXPECT_EQ(s.wait(5s), 0);
     double stop_ms = ms_between(signalled, Clock::now());
     // What is left of the stall (about 200 ms) and the drain's check (50
-    // ms) are within one stall; a second one would end 750 ms after the
-    // signal.
-    EXPECT_LT(stop_ms, 400.0) << "the stop waited for more than one stall";
+    // ms), with room for a busy machine; a second stall would end 750 ms
+    // after the signal.
+    EXPECT_LT(stop_ms, 550.0) << "the stop waited for more than one stall";
     printf("%s: exited %.3f ms after the signal\n", force ? "forced" : "graceful", stop_ms);
     EXPECT_EQ(stalls_in(json), (std::vector<uint64_t>{1, 1}));
     fs::remove(json);
