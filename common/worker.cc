@@ -314,6 +314,10 @@ void Worker::on_stall(Timer* t) {
   while ((rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, nullptr)) == EINTR) {
   }
   HELLO_CHECK(rc == 0);
+  // libuv read the time once for this turn of the loop, before the stall;
+  // the callbacks still to come in it set deadlines from uv_now(), which
+  // would otherwise be early by the whole stall.
+  uv_update_time(&loop_);
 }
 
 // Takes a connection from the pool and links it into the live list.
