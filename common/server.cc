@@ -25,6 +25,7 @@
 #include "duration.h"
 #include "persona.h"
 #include "shape.h"
+#include "stall.h"
 #include "stats_report.h"
 #include "worker.h"
 
@@ -56,9 +57,10 @@ struct Options {
   double header_timeout = 10;
   int keep_alive_timeout = -1;  // the persona's
   double send_timeout = 30;
-  std::string max_delay = "60s";  // --max-delay, a duration
-  uint64_t max_size = 16 << 20;   // --max-size
-  std::vector<uint64_t> seed;     // --seed, if given
+  std::string max_delay = "60s";    // --max-delay, a duration
+  uint64_t max_size = 16 << 20;     // --max-size
+  std::vector<uint64_t> seed;       // --seed, if given
+  std::vector<std::string> stalls;  // --stall SPEC, each as given
 };
 
 // Usage errors exit 2, like getopt-based tools; startup failures exit 1.
@@ -208,6 +210,15 @@ int run(const Persona& persona, int argc, char** argv) {
       ->capture_default_str()
       ->type_name("BYTES")
       ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40));
+  app.add_option("--stall", opt.stalls,
+                 "Freeze every worker at once, like a stop-the-world GC pause: the loop does\n"
+                 "nothing and requests queue up on every connection. DURATION/EVERY (e.g.\n"
+                 "200ms/5s): for DURATION every EVERY, the first EVERY after start;\n"
+                 "DURATION@AT (e.g. 500ms@3s): once, AT after start. DURATION up to 60s;\n"
+                 "repeatable. Shows whether a load tester corrects for coordinated omission\n"
+                 "(as pressing ^Z on the server would)")
+      ->type_name("SPEC")
+      ->allow_extra_args(false);
   app.add_option("--send-timeout", opt.send_timeout,
                  "Seconds a client may leave our output unread before it is closed")
       ->capture_default_str()
@@ -257,6 +268,15 @@ int run(const Persona& persona, int argc, char** argv) {
     }
   }
   opt.worker.seed = opt.seed.empty() ? std::random_device{}() : opt.seed[0];
+  for (const std::string& spec : opt.stalls) {
+    Stall stall;
+    if (!parse_stall(spec, stall, why)) {
+      fmt::print(stderr, "{}: --stall: bad value \"{}\": {} (usage: {} [OPTIONS], see --help)\n",
+                 name, spec, why, name);
+      return kExitUsage;
+    }
+    opt.worker.stalls.push_back(stall);
+  }
   if (!opt.routes_path.empty()) {
     // A "body" route without a Content-Type gets the persona's text type.
     std::string_view text_type =
@@ -301,6 +321,9 @@ int run(const Persona& persona, int argc, char** argv) {
   // A client that resets mid-response must cost us a failed write, not the process.
   signal(SIGPIPE, SIG_IGN);
 
+  // The one clock of every worker's stalls, read once, just before the
+  // workers are made and start listening.
+  opt.worker.stall_epoch_ns = uv_hrtime();
   std::vector<std::unique_ptr<Worker>> pool;
   int rc = opt.port != 0 ? probe_port(sa) : 0;
   for (int i = 0; rc == 0 && i < opt.workers; ++i) {

@@ -47,6 +47,8 @@ enum class StatsShown : uint8_t {
   X(connections_rejected, "", "connections_rejected", "{} connections rejected", if_nonzero)   \
   /* Failed accepts, such as EMFILE. */                                                        \
   X(accept_errors, "", "accept_errors", "{} accept errors", if_nonzero)                        \
+  /* Whole-worker pauses of --stall. */                                                        \
+  X(stalls, "", "stalls", "{} stalls", if_nonzero)                                             \
   /* Answers shaped (docs/shaping.md), resets among them, and 400s for bad parameters. */      \
   X(shaped, "shaping", "shaped", "{} shaped", if_nonzero)                                      \
   X(resets, "shaping", "resets", "{} reset", if_nonzero)                                       \

@@ -10,7 +10,9 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstring>
+#include <ctime>
 
 #include "check.h"
 #include "connection.h"
@@ -36,6 +38,9 @@ constexpr uint64_t kDrainCheckMs = 50;
 // Pooled writes keep at most this much buffer capacity.
 constexpr size_t kPooledCapacity = 64 * 1024;
 
+constexpr uint64_t kNsPerUs = 1000;
+constexpr uint64_t kNsPerSecond = 1000000000;
+
 }  // namespace
 
 struct WorkerCallbacks {
@@ -47,6 +52,7 @@ struct WorkerCallbacks {
   static void listener_closed(uv_handle_t* h) { of(h)->on_listener_closed(); }
   static void relisten(uv_timer_t* t) { of(t)->on_relisten(); }
   static void drain_timer(uv_timer_t* t) { of(t)->on_drain_timer(); }
+  static void stall(Timer* t) { static_cast<Worker*>(t->data)->on_stall(t); }
 };
 
 Worker::Worker(const Persona& persona, const TableOptions& table_options,
@@ -58,6 +64,11 @@ Worker::Worker(const Persona& persona, const TableOptions& table_options,
   if (log != nullptr) access_log_ = std::make_unique<AccessLog>(*log, id, stats_.log_lines_dropped);
   // A few hundred pipelined responses per read fit without growing.
   output_.reserve(256 * 1024);
+  stall_timers_.resize(options_.stalls.size());
+  for (Timer& t : stall_timers_) {
+    t.on_fire = WorkerCallbacks::stall;
+    t.data = this;
+  }
 }
 
 int Worker::init() {
@@ -82,6 +93,10 @@ int Worker::init() {
   }
   command_async_.data = listener_.data = this;
   schedule_date_timer();
+  // Every worker counts from the same epoch, so they all stall together.
+  for (size_t i = 0; i < stall_timers_.size(); ++i)
+    timers_.start_at(&stall_timers_[i],
+                     options_.stall_epoch_ns + options_.stalls[i].at_us * kNsPerUs);
   return 0;
 }
 
@@ -233,6 +248,7 @@ void Worker::on_command() {
   int level = command_.load();
   if (level >= 1 && !stopping_) {
     stopping_ = true;
+    stop_stalls();
     accept_queued();
     if (listening_) uv_close(reinterpret_cast<uv_handle_t*>(&listener_), WorkerCallbacks::closed);
     listening_ = false;
@@ -259,6 +275,52 @@ void Worker::finish_if_done() {
   timers_.close();
   // Unreferenced, the command handle no longer keeps the loop running.
   uv_unref(reinterpret_cast<uv_handle_t*>(&command_async_));
+}
+
+// The stall timers stop with the worker: a stall in progress when the stop
+// came has ended by now, and no other begins.
+void Worker::stop_stalls() {
+  for (Timer& t : stall_timers_) timers_.stop(&t);
+}
+
+// A stall of options_.stalls[i]: the thread sleeps and the loop does
+// nothing, like a stop-the-world collection, until the end of the window
+// [due, due + DURATION). The window is fixed in time rather than counted
+// from when the timer fired, so every worker stalls over the same window,
+// periodic stalls do not drift, and stalls of two specs that overlap stall
+// once, over both windows.
+void Worker::on_stall(Timer* t) {
+  size_t i = static_cast<size_t>(t - stall_timers_.data());
+  HELLO_CHECK(i < stall_timers_.size() && !stopping_);
+  const Stall& stall = options_.stalls[i];
+  uint64_t now = uv_hrtime();
+  uint64_t due = t->due_ns;
+  if (stall.every_us != 0) {
+    // A stall whose time came while the loop was stalled already (by another
+    // spec) is skipped: the window now is the latest one begun. The next
+    // begins after it ends, since EVERY is longer than DURATION.
+    uint64_t every_ns = stall.every_us * kNsPerUs;
+    due += (now - due) / every_ns * every_ns;
+    timers_.start_at(t, due + every_ns);
+  }
+  // A stop asked for from another thread, not yet seen by on_command(), must
+  // not wait for a stall that has not begun.
+  if (command_.load() != 0) return;
+  uint64_t end = due + stall.duration_us * kNsPerUs;
+  if (end <= now) return;  // the window passed while the loop was stalled already
+  stats_.stalls.add();
+  struct timespec until;
+  until.tv_sec = static_cast<time_t>(end / kNsPerSecond);
+  until.tv_nsec = static_cast<long>(end % kNsPerSecond);
+  // To an absolute deadline: a signal that interrupts the sleep cannot lengthen it.
+  int rc;
+  while ((rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, nullptr)) == EINTR) {
+  }
+  HELLO_CHECK(rc == 0);
+  // libuv read the time once for this turn of the loop, before the stall;
+  // the callbacks still to come in it set deadlines from uv_now(), which
+  // would otherwise be early by the whole stall.
+  uv_update_time(&loop_);
 }
 
 // Takes a connection from the pool and links it into the live list.

@@ -18,11 +18,13 @@
 #include "response_table.h"
 #include "session.h"
 #include "shape.h"
+#include "stall.h"
 #include "timer_queue.h"
 
 namespace hello {
 
-// Per-connection limits and deadlines (docs/hardening.md).
+// Per-connection limits and deadlines (docs/hardening.md), and the
+// worker's stalls.
 struct WorkerOptions {
   Limits limits;
   uint64_t header_timeout_ms = 10000;      // first byte of a request to its last
@@ -30,6 +32,8 @@ struct WorkerOptions {
   uint64_t send_timeout_ms = 30000;        // a queued write that makes no progress
   size_t max_connections = 10000;          // open at once, per worker
   uint64_t seed = 0;                       // worker i decides shaped answers from seed + i
+  std::vector<Stall> stalls;               // --stall, each one on every worker
+  uint64_t stall_epoch_ns = 0;             // uv_hrtime() the stalls count from, the same for all
 };
 
 class Worker {
@@ -66,7 +70,7 @@ class Worker {
   uv_buf_t read_buffer() { return uv_buf_init(read_buffer_, sizeof read_buffer_); }
   // Scratch space for the responses of one read; empty between reads.
   std::string& output() { return output_; }
-  // The worker's microsecond timers (waiting answers, header deadlines).
+  // The worker's microsecond timers (waiting answers, header deadlines, stalls).
   TimerQueue& timers() { return timers_; }
 
   // Called by a connection from its close callback.
@@ -102,6 +106,8 @@ class Worker {
   void on_date_timer();
   void on_drain_timer();
   void on_command();
+  void on_stall(Timer* t);
+  void stop_stalls();
   void schedule_date_timer();
   void finish_if_done();
 
@@ -133,6 +139,9 @@ class Worker {
   Connection* live_ = nullptr;    // intrusive list of open connections
   Pool<Connection> connections_;  // every connection made; the closed ones ready for reuse
   TimerQueue timers_;
+  // One timer per --stall spec, options_.stalls[i]'s at [i]; sized once, in
+  // the constructor, since the queue holds pointers to them.
+  std::vector<Timer> stall_timers_;
   Pool<Heart> hearts_;
   Pool<PendingWrite> writes_;
   Pool<HeldInput> helds_;

@@ -36,8 +36,8 @@ TEST(StatsReport, SummaryTextIsReadmes) {
             "2xx 245235, 4xx 0, 5xx 0, 0 parse errors, 0 log lines dropped\n");
 }
 
-// Every counter with its own value: rejected connections and accept errors
-// are mentioned only when they happened, the open count never.
+// Every counter with its own value: rejected connections, accept errors and
+// stalls are mentioned only when they happened, the open count never.
 StatsSnapshot every_counter() {
   StatsSnapshot s;
   s.connections = 1;
@@ -56,23 +56,24 @@ StatsSnapshot every_counter() {
   s.resets = 14;
   s.shape_errors = 15;
   s.responses_3xx = 16;
+  s.stalls = 17;
   return s;
 }
 
-TEST(StatsReport, SummaryTextMentionsRejectsAndAcceptErrorsOnlyWhenThereAreSome) {
+TEST(StatsReport, SummaryTextMentionsRejectsAcceptErrorsAndStallsOnlyWhenThereAreSome) {
   StatsSnapshot none;
   EXPECT_EQ(summary_text({every_counter(), none}),
             "summary:\n"
             " worker 0: 1 connections, 5 requests, 6 bytes in, 7 bytes out, 2xx 8, 3xx 16, 4xx 9, "
             "5xx 10, "
             "11 parse errors, 12 log lines dropped, 2 connections rejected, 3 accept errors, "
-            "13 shaped, 14 reset, 15 bad shaping parameters\n"
+            "17 stalls, 13 shaped, 14 reset, 15 bad shaping parameters\n"
             " worker 1: 0 connections, 0 requests, 0 bytes in, 0 bytes out, 2xx 0, 4xx 0, 5xx 0, "
             "0 parse errors, 0 log lines dropped\n"
             "    total: 1 connections, 5 requests, 6 bytes in, 7 bytes out, 2xx 8, 3xx 16, 4xx 9, "
             "5xx 10, "
             "11 parse errors, 12 log lines dropped, 2 connections rejected, 3 accept errors, "
-            "13 shaped, 14 reset, 15 bad shaping parameters\n");
+            "17 stalls, 13 shaped, 14 reset, 15 bad shaping parameters\n");
 }
 
 TEST(StatsReport, SummaryJsonOfAKnownSnapshot) {
@@ -82,15 +83,17 @@ TEST(StatsReport, SummaryJsonOfAKnownSnapshot) {
       "{\"workers\": ["
       "{\"id\": 0, \"connections\": 1, \"requests\": 5, \"bytes_in\": 6, \"bytes_out\": 7, "
       "\"responses\": {\"2xx\": 8, \"3xx\": 16, \"4xx\": 9, \"5xx\": 10}, \"parse_errors\": 11, "
-      "\"log_lines_dropped\": 12, \"connections_rejected\": 2, \"accept_errors\": 3, "
+      "\"log_lines_dropped\": 12, \"connections_rejected\": 2, \"accept_errors\": 3, \"stalls\": "
+      "17, "
       "\"shaping\": {\"shaped\": 13, \"resets\": 14, \"errors\": 15}}, "
       "{\"id\": 1, \"connections\": 0, \"requests\": 0, \"bytes_in\": 0, \"bytes_out\": 0, "
       "\"responses\": {\"2xx\": 0, \"3xx\": 0, \"4xx\": 0, \"5xx\": 0}, \"parse_errors\": 0, "
-      "\"log_lines_dropped\": 0, \"connections_rejected\": 0, \"accept_errors\": 0, "
+      "\"log_lines_dropped\": 0, \"connections_rejected\": 0, \"accept_errors\": 0, \"stalls\": 0, "
       "\"shaping\": {\"shaped\": 0, \"resets\": 0, \"errors\": 0}}], "
       "\"total\": {\"connections\": 1, \"requests\": 5, \"bytes_in\": 6, \"bytes_out\": 7, "
       "\"responses\": {\"2xx\": 8, \"3xx\": 16, \"4xx\": 9, \"5xx\": 10}, \"parse_errors\": 11, "
-      "\"log_lines_dropped\": 12, \"connections_rejected\": 2, \"accept_errors\": 3, "
+      "\"log_lines_dropped\": 12, \"connections_rejected\": 2, \"accept_errors\": 3, \"stalls\": "
+      "17, "
       "\"shaping\": {\"shaped\": 13, \"resets\": 14, \"errors\": 15}}}\n");
 }
 
