@@ -8,8 +8,6 @@
 #include <cstring>
 #include <string_view>
 
-#include <fmt/format.h>
-
 #include "check.h"
 #include "json_echo.h"
 
@@ -36,6 +34,27 @@ struct SessionCallbacks {
   static int chunk_header(llhttp_t* p) { return of(p)->on_chunk_header(); }
   static int message_complete(llhttp_t* p) { return of(p)->on_message_complete(); }
 
+  // With --shape, header names are also watched for X-Hello-Shape: other
+  // trampolines, so that a session without it pays nothing for them.
+  static int shape_header_field(llhttp_t* p, const char* at, size_t n) {
+    Session* s = of(p);
+    int rc = s->on_header_field(at, n);
+    if (rc != 0) return rc;
+    // Only a name of X-Hello-Shape's length is compared with it: one whole
+    // in this span, or one that goes on in the next.
+    if (n == kShapeHeaderLength || s->field_length_ != n || at + n == s->feed_end_)
+      s->match_shape_name(at, n);
+    return 0;
+  }
+  static int shape_header_field_complete(llhttp_t* p) {
+    Session* s = of(p);
+    bool shape = s->shape_input_.name == kShapeHeaderLength &&
+                 s->field_length_ == kShapeHeaderLength && !s->in_trailers_;
+    int rc = s->on_header_field_complete();
+    if (rc == 0 && shape) s->begin_shape_value();
+    return rc;
+  }
+
   static llhttp_settings_t make() {
     llhttp_settings_t s;
     llhttp_settings_init(&s);
@@ -51,11 +70,20 @@ struct SessionCallbacks {
     s.on_message_complete = message_complete;
     return s;
   }
+  static llhttp_settings_t make_shaping() {
+    llhttp_settings_t s = make();
+    s.on_header_field = shape_header_field;
+    s.on_header_field_complete = shape_header_field_complete;
+    return s;
+  }
+
+  static constexpr size_t kShapeHeaderLength = 13;  // "X-Hello-Shape"
 };
 
 namespace {
 
 const llhttp_settings_t kSettings = SessionCallbacks::make();
+const llhttp_settings_t kShapeSettings = SessionCallbacks::make_shaping();
 
 // The interim answer to "Expect: 100-continue" (RFC 9110 section 10.1.1).
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -106,6 +134,7 @@ constexpr std::string_view kChunked = "chunked";
 
 // The header that carries shaping parameters, as matched: lower case.
 constexpr std::string_view kShapeHeader = "x-hello-shape";
+static_assert(kShapeHeader.size() == SessionCallbacks::kShapeHeaderLength);
 constexpr uint8_t kNoShapeName = 0xff;
 
 // The last Host value of 8 to 16 bytes a worker found valid, with a host:
@@ -137,7 +166,7 @@ Session::Session(const ResponseTable& table, WorkerStats& stats, AccessLog* log,
 }
 
 void Session::reset(std::string_view peer) {
-  llhttp_init(&parser_, HTTP_REQUEST, &kSettings);
+  llhttp_init(&parser_, HTTP_REQUEST, shape_requests_ ? &kShapeSettings : &kSettings);
   parser_.data = this;
   peer_ = peer;
   state_ = State::idle;
@@ -429,11 +458,6 @@ HELLO_CALLBACK int Session::on_header_field(const char* at, size_t len) {
       for (size_t i = 0; i < len; ++i) field_[field_length_ + i] = at[i];
   }
   field_length_ = end;
-  // Only a name of X-Hello-Shape's length is compared with it: one whole
-  // in this span, or one that goes on in the next.
-  if (shape_requests_) [[unlikely]]
-    if (len == kShapeHeader.size() || field_length_ != len || at + len == feed_end_)
-      return match_shape_name(at, len);
   return 0;
 }
 
@@ -470,10 +494,6 @@ HELLO_CALLBACK int Session::on_header_field_complete() {
     if (transfer_coding_ != kNoTransferCoding) return reject(501);
     header_ = Header::transfer_encoding;
     transfer_coding_ = 0;
-  } else if (shape_input_.name == kShapeHeader.size() && field_length_ == kShapeHeader.size() &&
-             !in_trailers_) {
-    field_length_ = 0;
-    return begin_shape_value();
   }
   field_length_ = 0;
   return 0;
@@ -757,9 +777,10 @@ int Session::complete_shaped(Variant v, bool head, bool keep_alive) {
   ShapeError error;
   bool ok;
   if (shape_input_.overflow) {
-    error.length = fmt::format_to_n(error.text, sizeof error.text,
-                                    "shaping parameters: over {} bytes", kMaxShapeText)
-                       .size;
+    static_assert(kMaxShapeText == 4096);
+    constexpr std::string_view kTooLong = "shaping parameters: over 4096 bytes";
+    memcpy(error.text, kTooLong.data(), kTooLong.size());
+    error.length = kTooLong.size();
     ok = false;
   } else {
     ok = parse_shape(shape_text_.get(), shape_input_.length, table_.shape_limits(), shape_, error);

@@ -178,6 +178,25 @@ bool round_trip(int fd, const char* request, size_t length, size_t expected, cha
   return got == expected;
 }
 
+// `rounds` times: sends `in` on every connection of `fds`, then reads
+// `expected` bytes of answers from each.
+void pipeline_rounds(const std::vector<int>& fds, const std::string& in, size_t expected,
+                     int rounds, char* buf, size_t size) {
+  for (int r = 0; r < rounds; ++r) {
+    for (int fd : fds)
+      ASSERT_EQ(send(fd, in.data(), in.size(), MSG_NOSIGNAL), static_cast<ssize_t>(in.size()));
+    for (int fd : fds) {
+      size_t got = 0;
+      while (got < expected) {
+        ssize_t n = recv(fd, buf, size, 0);
+        ASSERT_GT(n, 0);
+        got += static_cast<size_t>(n);
+      }
+      ASSERT_EQ(got, expected);
+    }
+  }
+}
+
 // Starts `worker` on its own thread, listening on a free loopback port;
 // returns the address to connect to.
 struct sockaddr_in start_on_loopback(Worker& worker) {
@@ -254,21 +273,7 @@ TEST(Allocation, WaitingAnswersAllocateNothingPerRequest) {
     expected += static_cast<size_t>(n);
   }
   ASSERT_EQ(answers(), 16u);
-  auto run = [&](int rounds) {
-    for (int r = 0; r < rounds; ++r) {
-      for (int fd : fds)
-        ASSERT_EQ(send(fd, in.data(), in.size(), MSG_NOSIGNAL), static_cast<ssize_t>(in.size()));
-      for (int fd : fds) {
-        size_t got = 0;
-        while (got < expected) {
-          ssize_t n = recv(fd, buf, sizeof buf, 0);
-          ASSERT_GT(n, 0);
-          got += static_cast<size_t>(n);
-        }
-        ASSERT_EQ(got, expected);
-      }
-    }
-  };
+  auto run = [&](int rounds) { pipeline_rounds(fds, in, expected, rounds, buf, sizeof buf); };
   run(50);  // warm-up
   uint64_t allocations = allocations_in([&] { run(200); });
   RecordProperty("allocations", std::to_string(allocations));
@@ -348,21 +353,7 @@ TEST(Allocation, ShapedAnswersAllocateNothingPerRequestOverLoopback) {
     expected += static_cast<size_t>(n);
   }
   ASSERT_GT(expected, 100000u);
-  auto run = [&](int rounds) {
-    for (int r = 0; r < rounds; ++r) {
-      for (int fd : fds)
-        ASSERT_EQ(send(fd, in.data(), in.size(), MSG_NOSIGNAL), static_cast<ssize_t>(in.size()));
-      for (int fd : fds) {
-        size_t got = 0;
-        while (got < expected) {
-          ssize_t n = recv(fd, buf, sizeof buf, 0);
-          ASSERT_GT(n, 0);
-          got += static_cast<size_t>(n);
-        }
-        ASSERT_EQ(got, expected);
-      }
-    }
-  };
+  auto run = [&](int rounds) { pipeline_rounds(fds, in, expected, rounds, buf, sizeof buf); };
   run(20);  // warm-up
   uint64_t allocations = allocations_in([&] { run(100); });
   RecordProperty("allocations", std::to_string(allocations));
