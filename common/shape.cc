@@ -251,7 +251,7 @@ bool parse_parameter(std::string_view key, std::string_view value, const ShapeLi
 size_t put_duration(char* out, uint64_t us) {
   std::string_view unit = "us";
   if (us == 0) {
-    unit = {};
+    unit = "";  // not {}: memcpy may not be given a null pointer, even for 0 bytes
   } else if (us % 1000000 == 0) {
     us /= 1000000;
     unit = "s";
