@@ -13,6 +13,8 @@
 #include <memory>
 #include <vector>
 
+#include "admin.h"
+#include "metrics.h"
 #include "stats_report.h"
 #include "worker.h"
 
@@ -22,14 +24,14 @@ inline uint64_t seconds_to_ms(double seconds) {
   return static_cast<uint64_t>(seconds * 1000);
 }
 
-class Control {
+class Control final : public AdminSource {
  public:
   // Reports every `stats_interval` seconds (0: never) and, after the
   // first signal, force-closes what remains after `shutdown_timeout`.
   Control(std::vector<std::unique_ptr<Worker>>& workers, double stats_interval,
           double shutdown_timeout)
       : workers_(workers), stats_interval_(stats_interval), shutdown_timeout_(shutdown_timeout) {}
-  ~Control() {
+  ~Control() override {
     if (ready_) uv_loop_close(&loop_);
   }
 
@@ -54,6 +56,43 @@ class Control {
     }
     return 0;
   }
+
+  // Serves the admin port (--admin) on this loop, for `persona` built as
+  // `version`. Returns 0 or a libuv error.
+  int start_admin(const struct sockaddr* addr, std::string_view persona, std::string_view version,
+                  size_t max_header_bytes, uint64_t header_timeout_ms) {
+    persona_ = persona;
+    version_ = version;
+    start_time_ = static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                          std::chrono::system_clock::now().time_since_epoch())
+                                          .count()) /
+                  1000;
+    baseline_ = std::vector<StatsSnapshot>(workers_.size());
+    admin_ = std::make_unique<AdminServer>(&loop_, *this, max_header_bytes, header_timeout_ms);
+    return admin_->listen(addr);
+  }
+  int admin_port() const { return admin_ ? admin_->port() : -1; }
+
+  // AdminSource: what the admin port's routes answer.
+  std::string metrics() override {
+    std::vector<StatsSnapshot> now = snapshots();
+    std::vector<LoopFigures> loops;
+    for (const auto& w : workers_) loops.push_back({static_cast<double>(w->idle_ns()) / 1e9});
+    MetricsInput in;
+    in.workers = &now;
+    in.loops = &loops;
+    in.process = read_process_figures(start_time_);
+    in.persona = persona_;
+    in.version = version_;
+    return metrics_text(in);
+  }
+  std::string stats() override {
+    std::vector<StatsSnapshot> now = snapshots();
+    for (size_t i = 0; i < now.size(); ++i) now[i] = now[i].since(baseline_[i]);
+    return summary_json(now);
+  }
+  void reset_stats() override { baseline_ = snapshots(); }
+  bool ready() override { return !stopping_; }
 
   uv_async_t* done() { return &done_; }
   // When the process must be gone after the first signal.
@@ -100,6 +139,7 @@ class Control {
     for (auto& w : c->workers_)
       if (!w->finished()) return;
     for (uv_handle_t* handle : c->handles()) uv_close(handle, nullptr);
+    if (c->admin_) c->admin_->close();
   }
 
   std::array<uv_handle_t*, 5> handles() {
@@ -121,6 +161,11 @@ class Control {
   std::vector<StatsSnapshot> last_;
   bool stopping_ = false;
   bool ready_ = false;
+  std::unique_ptr<AdminServer> admin_;
+  std::string_view persona_;
+  std::string_view version_;
+  double start_time_ = 0;                // seconds since the Unix epoch
+  std::vector<StatsSnapshot> baseline_;  // /stats counts from here (POST /stats/reset)
   std::chrono::steady_clock::time_point deadline_at_ = std::chrono::steady_clock::time_point::max();
 };
 

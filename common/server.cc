@@ -61,6 +61,7 @@ struct Options {
   uint64_t max_size = 16 << 20;     // --max-size
   std::vector<uint64_t> seed;       // --seed, if given
   std::vector<std::string> stalls;  // --stall SPEC, each as given
+  std::string admin;                // --admin HOST:PORT, or empty
 };
 
 // Usage errors exit 2, like getopt-based tools; startup failures exit 1.
@@ -122,6 +123,22 @@ std::vector<int> allowed_cpus() {
       if (CPU_ISSET(i, &set)) cpus.push_back(i);
   if (cpus.empty()) cpus.push_back(0);
   return cpus;
+}
+
+// "HOST:PORT" or "[IPv6]:PORT" into a host and a port; false if malformed.
+bool split_host_port(const std::string& text, std::string& host, int& port) {
+  size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) return false;
+  host = text.substr(0, colon);
+  if (host.front() == '[') {
+    if (host.back() != ']') return false;
+    host = host.substr(1, host.size() - 2);
+  }
+  std::string digits = text.substr(colon + 1);
+  if (digits.size() > 5 || digits.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  port = std::stoi(digits);
+  return port <= 65535;
 }
 
 bool write_file(const std::string& path, const std::string& text) {
@@ -227,6 +244,11 @@ int run(const Persona& persona, int argc, char** argv) {
                  "Open connections per worker; beyond it new ones are closed at once")
       ->capture_default_str()
       ->check(CLI::Range(size_t{1}, size_t{1} << 24));
+  app.add_option("--admin", opt.admin,
+                 "Serve /metrics (Prometheus), /healthz, /readyz and /stats on this address, "
+                 "never the persona's port (docs/observability.md); keep it on loopback or a "
+                 "private network")
+      ->type_name("HOST:PORT");
   app.set_version_flag("-V,--version", fmt::format("{} {}", name, HELLO_VERSION));
   try {
     app.parse(argc, argv);
@@ -294,6 +316,21 @@ int run(const Persona& persona, int argc, char** argv) {
   opt.worker.keep_alive_timeout_ms = seconds_to_ms(opt.keep_alive_timeout);
   opt.worker.send_timeout_ms = seconds_to_ms(opt.send_timeout);
 
+  struct sockaddr_storage admin_addr;
+  if (!opt.admin.empty()) {
+    std::string admin_host;
+    int admin_port = 0;
+    if (!split_host_port(opt.admin, admin_host, admin_port) ||
+        !resolve(admin_host, admin_port, &admin_addr)) {
+      fmt::print(stderr,
+                 "{}: --admin: bad address \"{}\": HOST:PORT expected, such as 127.0.0.1:9100 "
+                 "(usage: {} [OPTIONS], see --help)\n",
+                 name, opt.admin, name);
+      return kExitUsage;
+    }
+    opt.worker.loop_metrics = true;
+  }
+
   struct sockaddr_storage addr;
   if (!resolve(opt.host, opt.port, &addr)) {
     fmt::print(stderr, "{}: cannot resolve host '{}' (usage: {} [OPTIONS], see --help)\n", name,
@@ -346,10 +383,23 @@ int run(const Persona& persona, int argc, char** argv) {
     fmt::print(stderr, "cannot start: {}\n", uv_strerror(rc));
     return kExitStartup;
   }
+  if (!opt.admin.empty()) {
+    const struct sockaddr* admin_sa = reinterpret_cast<const struct sockaddr*>(&admin_addr);
+    if ((rc = control.start_admin(admin_sa, persona.name, HELLO_VERSION,
+                                  opt.worker.limits.max_header_bytes,
+                                  opt.worker.header_timeout_ms)) != 0) {
+      fmt::print(stderr, "cannot listen on {} (--admin): {}\n", opt.admin, uv_strerror(rc));
+      return kExitStartup;
+    }
+  }
   for (size_t i = 0; i < pool.size(); ++i)
     pool[i]->start(opt.pin ? cpus[i % cpus.size()] : -1, control.done());
   fmt::print(stderr, "listening on http://{} ({} worker{})\n", address_text(sa, pool[0]->port()),
              opt.workers, opt.workers == 1 ? "" : "s");
+  if (!opt.admin.empty()) {
+    const struct sockaddr* admin_sa = reinterpret_cast<const struct sockaddr*>(&admin_addr);
+    fmt::print(stderr, "admin on http://{}\n", address_text(admin_sa, control.admin_port()));
+  }
   fflush(stderr);
   control.run();
 

@@ -16,43 +16,65 @@ enum class StatsShown : uint8_t {
 
 }  // namespace hello
 
-// X(member, JSON object, JSON key, summary text, shown), in the order the
-// summary and the JSON print them:
+// X(member, JSON object, JSON key, summary text, shown, metric, labels), in
+// the order the summary, the JSON and /metrics print them:
 //   member        the Counter of WorkerStats and the number of StatsSnapshot
 //   JSON object   the object of --stats-json it is nested in, "" for none;
 //                 the fields of one object are adjacent
 //   JSON key      its key in --stats-json
 //   summary text  its part of a summary line, {} standing for the number
 //   shown         a StatsShown
+//   metric        its Prometheus family on the admin port's /metrics
+//                 (docs/observability.md), "" for none: a counter if it
+//                 ends in _total, else a gauge; the rows of one family are
+//                 adjacent
+//   labels        its labels in that family besides worker, "" for none
 // The keys and texts are what README.md documents; the unit test
 // tests/unit/stats_report_test.cc holds them byte for byte.
 // clang-format off
 #define HELLO_STATS_FIELDS(X)                                                                  \
   /* Accepted. */                                                                              \
-  X(connections, "", "connections", "{} connections", always)                                  \
+  X(connections, "", "connections", "{} connections", always,                                  \
+    "hello_connections_accepted_total", "")                                                    \
   /* Complete requests answered. */                                                            \
-  X(requests, "", "requests", "{} requests", always)                                           \
-  X(bytes_in, "", "bytes_in", "{} bytes in", always)                                           \
+  X(requests, "", "requests", "{} requests", always,                                           \
+    "", "")                                                                                    \
+  X(bytes_in, "", "bytes_in", "{} bytes in", always,                                           \
+    "hello_http_request_bytes_total", "")                                                      \
   /* Response bytes produced, headers and bodies. */                                           \
-  X(bytes_out, "", "bytes_out", "{} bytes out", always)                                        \
+  X(bytes_out, "", "bytes_out", "{} bytes out", always,                                        \
+    "hello_http_response_bytes_total", "")                                                     \
   /* Responses by status class, error responses included. */                                   \
-  X(responses_2xx, "responses", "2xx", "2xx {}", always)                                       \
-  X(responses_3xx, "responses", "3xx", "3xx {}", if_nonzero)                                   \
-  X(responses_4xx, "responses", "4xx", "4xx {}", always)                                       \
-  X(responses_5xx, "responses", "5xx", "5xx {}", always)                                       \
+  X(responses_2xx, "responses", "2xx", "2xx {}", always,                                       \
+    "hello_http_requests_total", "code=\"2xx\"")                                               \
+  X(responses_3xx, "responses", "3xx", "3xx {}", if_nonzero,                                   \
+    "hello_http_requests_total", "code=\"3xx\"")                                               \
+  X(responses_4xx, "responses", "4xx", "4xx {}", always,                                       \
+    "hello_http_requests_total", "code=\"4xx\"")                                               \
+  X(responses_5xx, "responses", "5xx", "5xx {}", always,                                       \
+    "hello_http_requests_total", "code=\"5xx\"")                                               \
   /* Requests rejected as malformed. */                                                        \
-  X(parse_errors, "", "parse_errors", "{} parse errors", always)                               \
-  X(log_lines_dropped, "", "log_lines_dropped", "{} log lines dropped", always)                \
+  X(parse_errors, "", "parse_errors", "{} parse errors", always,                               \
+    "hello_http_parse_errors_total", "")                                                       \
+  X(log_lines_dropped, "", "log_lines_dropped", "{} log lines dropped", always,                \
+    "hello_access_log_lines_dropped_total", "")                                                \
   /* Closed at once: over --max-connections. */                                                \
-  X(connections_rejected, "", "connections_rejected", "{} connections rejected", if_nonzero)   \
+  X(connections_rejected, "", "connections_rejected", "{} connections rejected", if_nonzero,   \
+    "hello_connections_rejected_total", "")                                                    \
   /* Failed accepts, such as EMFILE. */                                                        \
-  X(accept_errors, "", "accept_errors", "{} accept errors", if_nonzero)                        \
+  X(accept_errors, "", "accept_errors", "{} accept errors", if_nonzero,                        \
+    "hello_accept_errors_total", "")                                                           \
   /* Whole-worker pauses of --stall. */                                                        \
-  X(stalls, "", "stalls", "{} stalls", if_nonzero)                                             \
+  X(stalls, "", "stalls", "{} stalls", if_nonzero,                                             \
+    "hello_stalls_total", "")                                                                  \
   /* Answers shaped (docs/shaping.md), resets among them, and 400s for bad parameters. */      \
-  X(shaped, "shaping", "shaped", "{} shaped", if_nonzero)                                      \
-  X(resets, "shaping", "resets", "{} reset", if_nonzero)                                       \
-  X(shape_errors, "shaping", "errors", "{} bad shaping parameters", if_nonzero)                \
+  X(shaped, "shaping", "shaped", "{} shaped", if_nonzero,                                      \
+    "hello_shaped_responses_total", "kind=\"any\"")                                            \
+  X(resets, "shaping", "resets", "{} reset", if_nonzero,                                       \
+    "hello_shaped_responses_total", "kind=\"reset\"")                                          \
+  X(shape_errors, "shaping", "errors", "{} bad shaping parameters", if_nonzero,                \
+    "hello_shaping_parameter_errors_total", "")                                                \
   /* Open now. */                                                                              \
-  X(open, "", "", "", live_only)
+  X(open, "", "", "", live_only,                                                               \
+    "hello_connections_open", "")
 // clang-format on

@@ -29,6 +29,13 @@ StatsSnapshot StatsSnapshot::of(const WorkerStats& s) {
   return r;
 }
 
+StatsSnapshot StatsSnapshot::since(const StatsSnapshot& earlier) const {
+  StatsSnapshot r = *this;
+  for (const StatsField& f : kStatsFields)
+    if (f.shown != StatsShown::live_only) r.*f.value -= earlier.*f.value;
+  return r;
+}
+
 StatsSnapshot& StatsSnapshot::operator+=(const StatsSnapshot& o) {
   for (const StatsField& f : kStatsFields) this->*f.value += o.*f.value;
   return *this;

@@ -20,6 +20,8 @@ struct StatsSnapshot {
 
   static StatsSnapshot of(const WorkerStats& s);
   StatsSnapshot& operator+=(const StatsSnapshot& o);
+  // The counts since `earlier` (gauges, such as open, as they are now).
+  StatsSnapshot since(const StatsSnapshot& earlier) const;
 };
 
 // One line of HELLO_STATS_FIELDS: where the counter lives and how it is
@@ -31,12 +33,21 @@ struct StatsField {
   std::string_view json_key;
   std::string_view text;  // its part of a summary line, {} standing for the number
   StatsShown shown;
+  std::string_view metric;  // its Prometheus family, "" for none
+  std::string_view labels;  // its labels besides worker, "" for none
 };
 
 // Every counter, in the order the summary and the JSON print them.
 inline constexpr StatsField kStatsFields[] = {
-#define HELLO_STATS_FIELD(member, object, key, text, shown) \
-  {&WorkerStats::member, &StatsSnapshot::member, object, key, text, StatsShown::shown},
+#define HELLO_STATS_FIELD(member, object, key, text, shown, metric, labels) \
+  {&WorkerStats::member,                                                    \
+   &StatsSnapshot::member,                                                  \
+   object,                                                                  \
+   key,                                                                     \
+   text,                                                                    \
+   StatsShown::shown,                                                       \
+   metric,                                                                  \
+   labels},
     HELLO_STATS_FIELDS(HELLO_STATS_FIELD)
 #undef HELLO_STATS_FIELD
 };

@@ -75,6 +75,7 @@ int Worker::init() {
   int rc = uv_loop_init(&loop_);
   if (rc != 0) return rc;
   loop_ready_ = true;
+  if (options_.loop_metrics) HELLO_CHECK_UV(uv_loop_configure(&loop_, UV_METRICS_IDLE_TIME));
   // Cannot fail: a uv_timer_t needs no descriptor.
   HELLO_CHECK_UV(uv_timer_init(&loop_, &date_timer_));
   HELLO_CHECK_UV(uv_timer_init(&loop_, &relisten_timer_));

@@ -32,6 +32,7 @@ struct WorkerOptions {
   uint64_t send_timeout_ms = 30000;        // a queued write that makes no progress
   size_t max_connections = 10000;          // open at once, per worker
   uint64_t seed = 0;                       // worker i decides shaped answers from seed + i
+  bool loop_metrics = false;               // measure the loop's idle time (--admin)
   std::vector<Stall> stalls;               // --stall, each one on every worker
   uint64_t stall_epoch_ns = 0;             // uv_hrtime() the stalls count from, the same for all
 };
@@ -64,6 +65,9 @@ class Worker {
   bool finished() const { return finished_.load(); }
   WorkerStats& stats() { return stats_; }
   uv_loop_t* loop() { return &loop_; }
+  // Nanoseconds the loop has waited for events (any thread; 0 without
+  // WorkerOptions::loop_metrics).
+  uint64_t idle_ns() { return loop_ready_ ? uv_metrics_idle_time(&loop_) : 0; }
   const ResponseTable& table() const { return table_; }
   const WorkerOptions& options() const { return options_; }
   AccessLog* access_log() { return access_log_.get(); }

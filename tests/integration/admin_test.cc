@@ -1,0 +1,208 @@
+// The admin port (--admin, docs/observability.md): its routes, a scrape
+// that promtool accepts, counts that agree with what was sent and with the
+// exit summary, readiness that turns at SIGTERM while answers still leave,
+// and the persona port's limits for its own requests.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <thread>
+
+#include "test_client.h"
+
+namespace hello::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A loopback port free a moment ago.
+int free_port() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in sa {};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<struct sockaddr*>(&sa), sizeof sa);
+  socklen_t len = sizeof sa;
+  getsockname(fd, reinterpret_cast<struct sockaddr*>(&sa), &len);
+  close(fd);
+  return ntohs(sa.sin_port);
+}
+
+// One request to the admin port; the whole answer (it closes).
+std::string admin(int port, std::string_view method, std::string_view target) {
+  Client c(port);
+  c.send(std::string(method) + " " + std::string(target) + " HTTP/1.1\r\nHost: a\r\n\r\n");
+  return c.read_to_eof(2s).value_or("");
+}
+
+int status_of(const std::string& r) {
+  return r.size() >= 12 ? std::stoi(r.substr(9, 3)) : -1;
+}
+
+std::string body_of(const std::string& r) {
+  size_t at = r.find("\r\n\r\n");
+  return at == std::string::npos ? "" : r.substr(at + 4);
+}
+
+// The sum of every sample of `family` in an exposition.
+uint64_t sum_of(const std::string& metrics, const std::string& family) {
+  std::regex sample("^" + family + "\\{[^}]*\\} ([0-9]+)$", std::regex::multiline);
+  uint64_t sum = 0;
+  for (auto it = std::sregex_iterator(metrics.begin(), metrics.end(), sample);
+       it != std::sregex_iterator(); ++it)
+    sum += std::stoull((*it)[1]);
+  return sum;
+}
+
+class AdminTest : public ::testing::Test {
+ protected:
+  AdminTest()
+      : admin_port_(free_port()),
+        json_(fs::temp_directory_path() / ("admin-" + std::to_string(getpid()) + ".json")),
+        server_("sanic", {"-w", "2", "--admin", "127.0.0.1:" + std::to_string(admin_port_),
+                          "--stats-json", json_.string(), "--header-timeout", "0.3"}) {}
+  ~AdminTest() override { fs::remove(json_); }
+
+  int admin_port_;
+  fs::path json_;
+  ServerProcess server_;
+};
+
+TEST_F(AdminTest, RoutesAnswer) {
+  std::string r = admin(admin_port_, "GET", "/healthz");
+  EXPECT_EQ(status_of(r), 200);
+  EXPECT_EQ(body_of(r), "ok\n");
+  EXPECT_EQ(body_of(admin(admin_port_, "GET", "/readyz")), "ready\n");
+  r = admin(admin_port_, "GET", "/metrics");
+  EXPECT_EQ(status_of(r), 200);
+  EXPECT_NE(r.find("Content-Type: text/plain; version=0.0.4"), std::string::npos);
+  EXPECT_NE(r.find("hello_build_info{version=\""), std::string::npos);
+  EXPECT_NE(r.find("process_resident_memory_bytes "), std::string::npos);
+  EXPECT_NE(r.find("hello_event_loop_idle_seconds_total{worker=\"1\"}"), std::string::npos);
+  EXPECT_EQ(status_of(admin(admin_port_, "GET", "/nope")), 404);
+  EXPECT_EQ(status_of(admin(admin_port_, "POST", "/metrics")), 405);
+  EXPECT_EQ(status_of(admin(admin_port_, "GET", "/stats/reset")), 405);
+}
+
+TEST_F(AdminTest, PromtoolAcceptsTheScrape) {
+  std::string metrics = body_of(admin(admin_port_, "GET", "/metrics"));
+  ASSERT_FALSE(metrics.empty());
+  fs::path file = fs::temp_directory_path() / ("scrape-" + std::to_string(getpid()) + ".txt");
+  std::ofstream(file) << metrics;
+  // promtool comes with Debian's prometheus package (scripts/setup).
+  std::string command = "/usr/bin/promtool check metrics < " + file.string() + " 2>&1";
+  FILE* p = popen(command.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  int status = pclose(p);
+  fs::remove(file);
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_EQ(out, "") << "promtool found problems";
+}
+
+TEST_F(AdminTest, CountsAgreeWithWhatWasSentAndWithTheSummary) {
+  constexpr int kRequests = 500;
+  constexpr std::string_view kGet = "GET / HTTP/1.1\r\nHost: a\r\n\r\n";
+  constexpr std::string_view kMissing = "GET /nope HTTP/1.1\r\nHost: a\r\n\r\n";
+  Client c(server_.port());
+  for (int i = 0; i < kRequests; ++i) {
+    ASSERT_TRUE(c.send(kGet));
+    ASSERT_EQ(body_of(c.read_response()), "Hello!!!");
+  }
+  ASSERT_TRUE(c.send(kMissing));
+  ASSERT_EQ(status_of(c.read_response()), 404);
+  std::string metrics = body_of(admin(admin_port_, "GET", "/metrics"));
+  EXPECT_EQ(sum_of(metrics, "hello_http_requests_total"), kRequests + 1u);
+  EXPECT_EQ(sum_of(metrics, "hello_connections_open"), 1u);
+  std::string stats = body_of(admin(admin_port_, "GET", "/stats"));
+  EXPECT_NE(stats.find("\"total\": {\"connections\": 1, \"requests\": 501,"), std::string::npos)
+      << stats;
+  // A reset starts a new window for /stats; the counters never go back.
+  EXPECT_EQ(status_of(admin(admin_port_, "POST", "/stats/reset")), 200);
+  stats = body_of(admin(admin_port_, "GET", "/stats"));
+  EXPECT_NE(stats.find("\"total\": {\"connections\": 0, \"requests\": 0,"), std::string::npos)
+      << stats;
+  metrics = body_of(admin(admin_port_, "GET", "/metrics"));
+  EXPECT_EQ(sum_of(metrics, "hello_http_requests_total"), kRequests + 1u);
+  EXPECT_EQ(sum_of(metrics, "hello_http_request_bytes_total"),
+            kRequests * kGet.size() + kMissing.size());
+  EXPECT_EQ(server_.stop(), 0);
+  std::string json = read_file(json_.string());
+  EXPECT_NE(json.find("\"total\": {\"connections\": 1, \"requests\": 501,"), std::string::npos)
+      << json;
+  EXPECT_NE(server_.rest_of_stderr().find("total: 1 connections, 501 requests"), std::string::npos);
+}
+
+TEST_F(AdminTest, ReadinessTurnsAtSigtermWhileAnswersStillLeave) {
+  Client slow(server_.port());
+  // A request half sent: the stop waits for it (up to the header timeout).
+  ASSERT_TRUE(slow.send("GET / HTTP/1.1\r\n"));
+  EXPECT_EQ(body_of(admin(admin_port_, "GET", "/readyz")), "ready\n");
+  server_.signal(SIGTERM);
+  auto t0 = std::chrono::steady_clock::now();
+  std::string r;
+  for (int i = 0; i < 100; ++i) {
+    r = admin(admin_port_, "GET", "/readyz");
+    if (status_of(r) == 503) break;
+    std::this_thread::sleep_for(1ms);
+  }
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(status_of(r), 503);
+  EXPECT_EQ(body_of(r), "stopping\n");
+  EXPECT_LT(ms, 10);
+  EXPECT_EQ(status_of(admin(admin_port_, "GET", "/healthz")), 200) << "alive until exit";
+  ASSERT_TRUE(slow.send("Host: a\r\n\r\n"));
+  EXPECT_EQ(body_of(slow.read_response()), "Hello!!!") << "in-flight requests are answered";
+  EXPECT_EQ(server_.wait(5s), 0);
+}
+
+TEST_F(AdminTest, TheAdminPortHasThePersonaPortsLimits) {
+  // Malformed: 400 and close.
+  {
+    Client c(admin_port_);
+    c.send("GARBAGE\r\n\r\n");
+    EXPECT_EQ(status_of(c.read_to_eof(2s).value_or("")), 400);
+  }
+  // Oversized header: 431.
+  {
+    Client c(admin_port_);
+    c.send("GET /metrics HTTP/1.1\r\nHost: a\r\nX: " + std::string(20000, 'a') + "\r\n\r\n");
+    EXPECT_EQ(status_of(c.read_to_eof(2s).value_or("")), 431);
+  }
+  // Slowloris: 408 at the header timeout (0.3 s here).
+  {
+    Client c(admin_port_);
+    c.send("GET /metrics HTTP/1.1\r\nHo");
+    EXPECT_EQ(status_of(c.read_to_eof(2s).value_or("")), 408);
+  }
+  // A body: 413.
+  {
+    Client c(admin_port_);
+    c.send("POST /stats/reset HTTP/1.1\r\nHost: a\r\nContent-Length: 100000\r\n\r\n");
+    EXPECT_EQ(status_of(c.read_to_eof(2s).value_or("")), 413);
+  }
+  EXPECT_EQ(status_of(admin(admin_port_, "GET", "/healthz")), 200) << "still serving";
+}
+
+TEST(Admin, ABadAddressIsOneLineAndExit2) {
+  for (const char* bad : {"9100", "localhost:", ":9100", "127.0.0.1:99999", "[::1:9100"}) {
+    RunResult r = run_binary(binary_path("sanic"), {"-p", "0", "--admin", bad});
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_NE(r.err.find("--admin: bad address"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace hello::test
