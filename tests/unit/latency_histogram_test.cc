@@ -80,6 +80,9 @@ TEST(LatencyLayout, BucketsTileTheRangeWithoutGapsAndWithinTheirWidth) {
   EXPECT_EQ(L::lowest(0), 0u);
   EXPECT_EQ(L::highest(L::kBucketCount - 1), L::kMaxTrackableNs);
   EXPECT_GE(L::kMaxTrackableNs, 100'000'000'000u);
+  // The size the header documents.
+  EXPECT_EQ(sizeof(LatencyHistogram), 31'928u);
+  EXPECT_EQ(sizeof(LatencySnapshot), 31'928u);
 }
 
 TEST(LatencyHistogram, EmptyAnswersZero) {
