@@ -5,7 +5,7 @@
 // bucket each. Above, each power of two [2^p, 2^(p+1)) is split into 128
 // equal sub-buckets of width 2^(p-7), so a bucket is never wider than 1/128
 // of its lowest value. The index of v is (shift << 7) + (v >> shift), with
-// shift = max(bit_width(v), 8) - 8: a bit_width, a max and two shifts. The
+// shift = bit_width(v | 128) - 8: an OR, a bit_width and two shifts. The
 // top is kMaxTrackableNs = 2^37 - 1 ns (137 s); a larger value is counted in
 // the top bucket and in clamped(), never dropped, and its own value still
 // goes to sum_ns(), max_ns() and the Prometheus +Inf bucket.
@@ -66,8 +66,9 @@ struct LatencyLayout {
 
   // The bucket of `v`, which must be at most kMaxTrackableNs.
   static constexpr size_t bucket_of(uint64_t v) {
-    unsigned width = static_cast<unsigned>(std::bit_width(v));
-    unsigned shift = std::max(width, kSubBucketBits + 1) - (kSubBucketBits + 1);
+    // The OR of kSubBuckets makes every v below 256 as wide as 255, so
+    // their shift is 0 without a max or a branch for v = 0.
+    unsigned shift = static_cast<unsigned>(std::bit_width(v | kSubBuckets)) - (kSubBucketBits + 1);
     return (size_t{shift} << kSubBucketBits) + static_cast<size_t>(v >> shift);
   }
   // The smallest value of bucket `i`.
