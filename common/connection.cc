@@ -136,6 +136,8 @@ void Connection::begin() {
   HELLO_CHECK(heart_ == nullptr && pending_ == nullptr && held_ == nullptr && stream_ == nullptr &&
               !timer_.active());
   reading_ = peer_done_ = draining_ = read_since_check_ = clean_end_ = false;
+  pending_since_ns_ = 0;
+  carried_answers_ = 0;
   if (peer_) {
     peer_name(&tcp_, peer_.get(), kPeerSize);
     peer_length_ = static_cast<uint8_t>(strlen(peer_.get()));
@@ -192,9 +194,10 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
   if (nread > 0) {
     read_since_check_ = true;
     worker_.stats().bytes_in.add(static_cast<uint64_t>(nread));
-    if (phase_ == Phase::reading)
+    if (phase_ == Phase::reading) {
+      read_ns_ = uv_hrtime();
       consume(buf->base, static_cast<size_t>(nread), false);
-    else if (phase_ == Phase::waiting || phase_ == Phase::streaming)
+    } else if (phase_ == Phase::waiting || phase_ == Phase::streaming)
       hold(buf->base, static_cast<size_t>(nread));
     // ending, lingering: the client's remaining bytes are drained and
     // ignored while our last response goes out.
@@ -219,6 +222,7 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
 
 void Connection::consume(const char* data, size_t len, bool held) {
   bool was_partial = heart_ != nullptr;
+  if (pending_since_ns_ == 0) pending_since_ns_ = read_ns_;
   if (heart_ == nullptr) {
     heart_ = worker_.acquire_heart();
     heart_->reset({peer_.get(), peer_length_});
@@ -265,6 +269,7 @@ void Connection::after_feed(const Fed& fed, const char* data, size_t len, bool h
       break;
   }
   send_output();
+  note_service(fed.answered, fed.next == Fed::Next::later || fed.partial);
   if (phase_ == Phase::closing) return;
   if (phase_ == Phase::reading) {
     if (writing() && pending_->queued.size() + pending_->backlog.size() > kMaxQueuedBytes) {
@@ -277,6 +282,19 @@ void Connection::after_feed(const Fed& fed, const char* data, size_t len, bool h
     }
   }
   finish_if_done();
+}
+
+void Connection::note_service(uint32_t answered, bool pending) {
+  answered += std::exchange(carried_answers_, 0);
+  if (answered > 0) {
+    // The first answer's request began when the oldest pending one did;
+    // the others began in the read being consumed.
+    uint64_t now = uv_hrtime();
+    LatencyHistogram& h = worker_.service_time();
+    h.record(now - pending_since_ns_);
+    for (uint32_t i = 1; i < answered; ++i) h.record(now - read_ns_);
+  }
+  pending_since_ns_ = !pending ? 0 : answered > 0 ? read_ns_ : pending_since_ns_;
 }
 
 void Connection::start_header_timer() {
@@ -331,6 +349,9 @@ void Connection::on_timer() {
 // The waiting answer is due. What arrived behind it is parsed now, and its
 // answers leave in the same write as the waiting one.
 void Connection::answer_waiting() {
+  // Requests held behind the waiting one are timed from now, when the
+  // connection turns to them.
+  read_ns_ = uv_hrtime();
   Fed fed = heart_->resume(worker_.output());
   bool input_held = held_ != nullptr && held_->size() > 0;
   if (fed.next == Fed::Next::close) {
@@ -338,6 +359,8 @@ void Connection::answer_waiting() {
   } else if (!fed.streams()) {
     enter(Phase::reading);
     if (input_held) {
+      // Its answer leaves with the held input's: counted with theirs.
+      carried_answers_ = fed.answered;
       consume(held_->bytes.data() + held_->offset, held_->size(), true);
       return;
     }
@@ -369,6 +392,9 @@ void Connection::start_stream(const Fed& fed, const char* data, size_t len, bool
     s.pieces = static_cast<uint32_t>(
         std::min<uint64_t>(fed.body.length, std::max<uint64_t>(1, s.drip_ns / kDripPieceNs)));
   }
+  // The requests answered so far are timed as their output is handed over
+  // (a streamed body's head with them; the body follows).
+  note_service(fed.answered, false);
   pump_stream(&worker_.output());
 }
 
@@ -478,6 +504,7 @@ void Connection::finish_stream() {
   }
   // What arrived behind the body is parsed now, as after a waiting answer.
   enter(Phase::reading);
+  read_ns_ = uv_hrtime();
   if (held_ != nullptr && held_->size() > 0) {
     consume(held_->bytes.data() + held_->offset, held_->size(), true);
     return;

@@ -161,6 +161,9 @@ class Connection {
   void finish_if_done();
   bool unread_input();
   void start_header_timer();
+  // Records the service time of the `answered` requests whose answers
+  // were just handed to the kernel; `pending` if a request remains.
+  void note_service(uint32_t answered, bool pending);
 
   Worker& worker_;
   Heart* heart_ = nullptr;           // borrowed while a request is in progress or waits
@@ -182,6 +185,12 @@ class Connection {
   bool read_since_check_ = false;
   // ending: the closing request ended exactly where the input did.
   bool clean_end_ = false;
+  // Service time (docs/observability.md): when the bytes being consumed
+  // were read, and when the first byte of the oldest request not yet
+  // answered was (0: none).
+  uint64_t read_ns_ = 0;
+  uint64_t pending_since_ns_ = 0;
+  uint32_t carried_answers_ = 0;  // a waiting answer sent with the held input's
 
   uint8_t peer_length_ = 0;
   uv_tcp_t tcp_;

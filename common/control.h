@@ -68,6 +68,7 @@ class Control final : public AdminSource {
                                           .count()) /
                   1000;
     baseline_ = std::vector<StatsSnapshot>(workers_.size());
+    time_baseline_ = std::vector<LatencySnapshot>(workers_.size());
     admin_ = std::make_unique<AdminServer>(&loop_, *this, max_header_bytes, header_timeout_ms);
     return admin_->listen(addr);
   }
@@ -78,8 +79,10 @@ class Control final : public AdminSource {
     std::vector<StatsSnapshot> now = snapshots();
     std::vector<LoopFigures> loops;
     for (const auto& w : workers_) loops.push_back({static_cast<double>(w->idle_ns()) / 1e9});
+    std::vector<LatencySnapshot> times = service_times();
     MetricsInput in;
     in.workers = &now;
+    in.service_time = &times;
     in.loops = &loops;
     in.process = read_process_figures(start_time_);
     in.persona = persona_;
@@ -88,10 +91,17 @@ class Control final : public AdminSource {
   }
   std::string stats() override {
     std::vector<StatsSnapshot> now = snapshots();
-    for (size_t i = 0; i < now.size(); ++i) now[i] = now[i].since(baseline_[i]);
-    return summary_json(now);
+    std::vector<LatencySnapshot> times = service_times();
+    for (size_t i = 0; i < now.size(); ++i) {
+      now[i] = now[i].since(baseline_[i]);
+      times[i] -= time_baseline_[i];
+    }
+    return summary_json(now, &times);
   }
-  void reset_stats() override { baseline_ = snapshots(); }
+  void reset_stats() override {
+    baseline_ = snapshots();
+    time_baseline_ = service_times();
+  }
   bool ready() override { return !stopping_; }
 
   uv_async_t* done() { return &done_; }
@@ -102,6 +112,11 @@ class Control final : public AdminSource {
   std::vector<StatsSnapshot> snapshots() const {
     std::vector<StatsSnapshot> s;
     for (const auto& w : workers_) s.push_back(StatsSnapshot::of(w->stats()));
+    return s;
+  }
+  std::vector<LatencySnapshot> service_times() const {
+    std::vector<LatencySnapshot> s;
+    for (const auto& w : workers_) s.push_back(w->service_time().snapshot());
     return s;
   }
 
@@ -166,6 +181,7 @@ class Control final : public AdminSource {
   std::string_view version_;
   double start_time_ = 0;                // seconds since the Unix epoch
   std::vector<StatsSnapshot> baseline_;  // /stats counts from here (POST /stats/reset)
+  std::vector<LatencySnapshot> time_baseline_;
   std::chrono::steady_clock::time_point deadline_at_ = std::chrono::steady_clock::time_point::max();
 };
 

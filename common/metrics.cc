@@ -109,6 +109,23 @@ std::string metrics_text(const MetricsInput& in) {
       fmt::format_to(put, "{}{{worker=\"{}\"{}{}}} {}\n", f.metric, w, f.labels.empty() ? "" : ",",
                      f.labels, workers[w].*f.value);
   }
+  if (in.service_time != nullptr) {
+    constexpr std::string_view kFamily = "hello_http_request_duration_seconds";
+    fmt::format_to(put,
+                   "# HELP {0} Service time: from a request's first byte to its answer handed to "
+                   "the kernel.\n# TYPE {0} histogram\n",
+                   kFamily);
+    for (size_t w = 0; w < in.service_time->size(); ++w) {
+      const LatencySnapshot& s = (*in.service_time)[w];
+      for (uint64_t bound : kPrometheusBoundsNs)
+        fmt::format_to(put, "{}_bucket{{worker=\"{}\",le=\"{}\"}} {}\n", kFamily, w,
+                       static_cast<double>(bound) / 1e9, s.count_at_or_below(bound));
+      fmt::format_to(put, "{}_bucket{{worker=\"{}\",le=\"+Inf\"}} {}\n", kFamily, w, s.count());
+      fmt::format_to(put, "{}_sum{{worker=\"{}\"}} {:.9f}\n", kFamily, w,
+                     static_cast<double>(s.sum_ns()) / 1e9);
+      fmt::format_to(put, "{}_count{{worker=\"{}\"}} {}\n", kFamily, w, s.count());
+    }
+  }
   if (in.loops != nullptr) {
     family_head(out, "hello_event_loop_idle_seconds_total",
                 "Seconds the worker's event loop waited for events (libuv's idle time).");

@@ -33,7 +33,8 @@ struct LoopFigures {
 
 struct MetricsInput {
   const std::vector<StatsSnapshot>* workers = nullptr;
-  const std::vector<LoopFigures>* loops = nullptr;  // one per worker
+  const std::vector<LatencySnapshot>* service_time = nullptr;  // one per worker
+  const std::vector<LoopFigures>* loops = nullptr;             // one per worker
   ProcessFigures process;
   std::string_view persona;  // "sanic"
   std::string_view version;

@@ -405,6 +405,7 @@ int run(const Persona& persona, int argc, char** argv) {
 
   for (auto& w : pool) w->join();
   std::vector<StatsSnapshot> totals = control.snapshots();
+  std::vector<LatencySnapshot> service_times = control.service_times();
   if (LogWriter* writer = log_writer.get()) {
     // A consumer that stopped reading must not hold the exit past the
     // deadline: the writer is then left behind, blocked, and the process
@@ -418,8 +419,9 @@ int run(const Persona& persona, int argc, char** argv) {
       (void)log_writer.release();  // still in use by the blocked thread
     }
   }
-  fmt::print(stderr, "{}", summary_text(totals));
-  if (!opt.stats_json.empty() && !write_file(opt.stats_json, summary_json(totals))) {
+  fmt::print(stderr, "{}", summary_text(totals, &service_times));
+  if (!opt.stats_json.empty() &&
+      !write_file(opt.stats_json, summary_json(totals, &service_times))) {
     fmt::print(stderr, "cannot write {}: {}\n", opt.stats_json, strerror(errno));
     return kExitStartup;
   }

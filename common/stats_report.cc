@@ -104,19 +104,71 @@ std::string interval_line(const std::vector<StatsSnapshot>& before,
                      static_cast<double>(total) / seconds, per_worker, open);
 }
 
-std::string summary_text(const std::vector<StatsSnapshot>& workers) {
+ServiceTimeFigures service_time_figures(const LatencySnapshot& s) {
+  auto us = [](uint64_t ns) { return static_cast<double>(ns) / 1000; };
+  return {s.count(),
+          us(s.quantile_ns(0.5)),
+          us(s.quantile_ns(0.9)),
+          us(s.quantile_ns(0.99)),
+          us(s.quantile_ns(0.999)),
+          us(s.max_ns())};
+}
+
+namespace {
+
+LatencySnapshot latency_total(const std::vector<LatencySnapshot>& workers) {
+  LatencySnapshot t;
+  for (const LatencySnapshot& w : workers) t += w;
+  return t;
+}
+
+// "21.5us", "1.25ms", "2.10s": three significant figures or so.
+std::string duration_text(double us) {
+  if (us < 1000) return fmt::format("{:.1f}us", us);
+  if (us < 1000000) return fmt::format("{:.2f}ms", us / 1000);
+  return fmt::format("{:.2f}s", us / 1000000);
+}
+
+std::string service_row(const std::string& who, const LatencySnapshot& s) {
+  ServiceTimeFigures f = service_time_figures(s);
+  return fmt::format("{:>9}: {} requests, p50 {}, p90 {}, p99 {}, p99.9 {}, max {}\n", who, f.count,
+                     duration_text(f.p50_us), duration_text(f.p90_us), duration_text(f.p99_us),
+                     duration_text(f.p999_us), duration_text(f.max_us));
+}
+
+std::string service_json(const LatencySnapshot& s) {
+  ServiceTimeFigures f = service_time_figures(s);
+  return fmt::format(
+      ", \"service_time_us\": {{\"count\": {}, \"p50\": {:.1f}, \"p90\": {:.1f}, \"p99\": {:.1f}, "
+      "\"p99_9\": {:.1f}, \"max\": {:.1f}}}",
+      f.count, f.p50_us, f.p90_us, f.p99_us, f.p999_us, f.max_us);
+}
+
+}  // namespace
+
+std::string summary_text(const std::vector<StatsSnapshot>& workers,
+                         const std::vector<LatencySnapshot>* service_time) {
   std::string out = "summary:\n";
   for (size_t i = 0; i < workers.size(); ++i)
     out += text_row(fmt::format("worker {}", i), workers[i]);
   out += text_row("total", total_of(workers));
+  if (service_time != nullptr) {
+    out += "service time (first byte of a request to its answer handed to the kernel):\n";
+    for (size_t i = 0; i < service_time->size(); ++i)
+      out += service_row(fmt::format("worker {}", i), (*service_time)[i]);
+    out += service_row("total", latency_total(*service_time));
+  }
   return out;
 }
 
-std::string summary_json(const std::vector<StatsSnapshot>& workers) {
+std::string summary_json(const std::vector<StatsSnapshot>& workers,
+                         const std::vector<LatencySnapshot>* service_time) {
   std::string out = "{\"workers\": [";
   for (size_t i = 0; i < workers.size(); ++i)
-    out += fmt::format("{}{{\"id\": {}, {}}}", i ? ", " : "", i, json_fields(workers[i]));
-  out += fmt::format("], \"total\": {{{}}}}}\n", json_fields(total_of(workers)));
+    out += fmt::format("{}{{\"id\": {}, {}{}}}", i ? ", " : "", i, json_fields(workers[i]),
+                       service_time != nullptr ? service_json((*service_time)[i]) : "");
+  out += fmt::format("], \"total\": {{{}{}}}}}\n", json_fields(total_of(workers)),
+                     service_time != nullptr ? service_json(latency_total(*service_time)) : "");
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "counter.h"
+#include "latency_histogram.h"
 
 namespace hello {
 
@@ -56,9 +57,21 @@ inline constexpr StatsField kStatsFields[] = {
 // snapshots per worker taken `seconds` apart.
 std::string interval_line(const std::vector<StatsSnapshot>& before,
                           const std::vector<StatsSnapshot>& now, double seconds);
-// One line per worker and one for the total.
-std::string summary_text(const std::vector<StatsSnapshot>& workers);
-// {"workers": [{"id": 0, ...}, ...], "total": {...}}
-std::string summary_json(const std::vector<StatsSnapshot>& workers);
+// One line per worker and one for the total; with `service_time` (one per
+// worker), then the service-time percentiles the same way.
+std::string summary_text(const std::vector<StatsSnapshot>& workers,
+                         const std::vector<LatencySnapshot>* service_time = nullptr);
+// {"workers": [{"id": 0, ...}, ...], "total": {...}}; with `service_time`,
+// each object ends with "service_time_us": {"count", "p50", "p90", "p99",
+// "p99_9", "max"}.
+std::string summary_json(const std::vector<StatsSnapshot>& workers,
+                         const std::vector<LatencySnapshot>* service_time = nullptr);
+
+// The percentiles the summary, the JSON and /stats report.
+struct ServiceTimeFigures {
+  uint64_t count;
+  double p50_us, p90_us, p99_us, p999_us, max_us;
+};
+ServiceTimeFigures service_time_figures(const LatencySnapshot& s);
 
 }  // namespace hello

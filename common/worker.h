@@ -14,6 +14,7 @@
 #include "access_log.h"
 #include "connection.h"
 #include "counter.h"
+#include "latency_histogram.h"
 #include "pool.h"
 #include "response_table.h"
 #include "session.h"
@@ -64,6 +65,8 @@ class Worker {
   // True once the loop has ended (any thread).
   bool finished() const { return finished_.load(); }
   WorkerStats& stats() { return stats_; }
+  // Service time of each answered request (docs/observability.md).
+  LatencyHistogram& service_time() { return service_time_; }
   uv_loop_t* loop() { return &loop_; }
   // Nanoseconds the loop has waited for events (any thread; 0 without
   // WorkerOptions::loop_metrics).
@@ -134,6 +137,7 @@ class Worker {
   ResponseTable table_;
   WorkerOptions options_;
   WorkerStats stats_;
+  LatencyHistogram service_time_;
   Dice dice_;
   std::unique_ptr<AccessLog> access_log_;
   bool loop_ready_ = false;
