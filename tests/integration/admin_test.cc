@@ -127,6 +127,15 @@ TEST_F(AdminTest, CountsAgreeWithWhatWasSentAndWithTheSummary) {
   std::string stats = body_of(admin(admin_port_, "GET", "/stats"));
   EXPECT_NE(stats.find("\"total\": {\"connections\": 1, \"requests\": 501,"), std::string::npos)
       << stats;
+  // Every answer has its service time, in /stats and in the histogram.
+  EXPECT_NE(stats.find("\"service_time_us\": {\"count\": 501, "), std::string::npos) << stats;
+  std::regex count("^hello_http_request_duration_seconds_count\\{[^}]*\\} ([0-9]+)$",
+                   std::regex::multiline);
+  uint64_t timed = 0;
+  for (auto it = std::sregex_iterator(metrics.begin(), metrics.end(), count);
+       it != std::sregex_iterator(); ++it)
+    timed += std::stoull((*it)[1]);
+  EXPECT_EQ(timed, kRequests + 1u);
   // A reset starts a new window for /stats; the counters never go back.
   EXPECT_EQ(status_of(admin(admin_port_, "POST", "/stats/reset")), 200);
   stats = body_of(admin(admin_port_, "GET", "/stats"));
@@ -140,7 +149,10 @@ TEST_F(AdminTest, CountsAgreeWithWhatWasSentAndWithTheSummary) {
   std::string json = read_file(json_.string());
   EXPECT_NE(json.find("\"total\": {\"connections\": 1, \"requests\": 501,"), std::string::npos)
       << json;
-  EXPECT_NE(server_.rest_of_stderr().find("total: 1 connections, 501 requests"), std::string::npos);
+  std::string summary = server_.rest_of_stderr();
+  EXPECT_NE(summary.find("total: 1 connections, 501 requests"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("total: 501 requests, p50 "), std::string::npos) << summary;
+  EXPECT_NE(json.find("\"service_time_us\": {\"count\": 501, "), std::string::npos) << json;
 }
 
 TEST_F(AdminTest, ReadinessTurnsAtSigtermWhileAnswersStillLeave) {

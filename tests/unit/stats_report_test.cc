@@ -97,6 +97,34 @@ TEST(StatsReport, SummaryJsonOfAKnownSnapshot) {
       "\"shaping\": {\"shaped\": 13, \"resets\": 14, \"errors\": 15}}}\n");
 }
 
+// Service times in the summary and the JSON: three requests of 10 us, 20 us
+// and 3 ms on worker 0, none on worker 1.
+TEST(StatsReport, ServiceTimePercentilesFollowTheCounters) {
+  LatencyHistogram h;
+  for (uint64_t ns : {10000u, 20000u, 3000000u}) h.record(ns);
+  std::vector<LatencySnapshot> times{h.snapshot(), LatencySnapshot{}};
+  StatsSnapshot none;
+  std::string text = summary_text({none, none}, &times);
+  EXPECT_NE(text.find("service time (first byte of a request to its answer handed to the kernel):\n"
+                      " worker 0: 3 requests, p50 20.0us, p90 3.00ms, p99 3.00ms, p99.9 3.00ms, "
+                      "max 3.00ms\n"
+                      " worker 1: 0 requests, p50 0.0us"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    total: 3 requests, p50 20.0us, p90 3.00ms"), std::string::npos) << text;
+  std::string json = summary_json({none, none}, &times);
+  EXPECT_NE(json.find("\"service_time_us\": {\"count\": 3, \"p50\": 20.0, \"p90\": 3000.0, "
+                      "\"p99\": 3000.0, \"p99_9\": 3000.0, \"max\": 3000.0}}, {\"id\": 1, "),
+            std::string::npos)
+      << json;
+  EXPECT_TRUE(
+      json.ends_with("\"service_time_us\": {\"count\": 3, \"p50\": 20.0, \"p90\": 3000.0, "
+                     "\"p99\": 3000.0, \"p99_9\": 3000.0, \"max\": 3000.0}}}\n"))
+      << json;
+  EXPECT_EQ(summary_json({none, none}).find("service_time"), std::string::npos)
+      << "without service times, the JSON is as before";
+}
+
 TEST(StatsReport, IntervalLineCountsRequestsPerSecondAndOpenConnections) {
   StatsSnapshot a, b, c, d;
   c.requests = 300;
