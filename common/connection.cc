@@ -136,6 +136,7 @@ void Connection::begin() {
   HELLO_CHECK(heart_ == nullptr && pending_ == nullptr && held_ == nullptr && stream_ == nullptr &&
               !timer_.active());
   reading_ = peer_done_ = draining_ = read_since_check_ = clean_end_ = false;
+  close_reason_ = CloseReason::none;
   pending_since_ns_ = 0;
   carried_answers_ = 0;
   if (peer_) {
@@ -163,8 +164,9 @@ void Connection::stop_reading() {
   reading_ = false;
 }
 
-void Connection::close() {
+void Connection::close(CloseReason why) {
   if (phase_ == Phase::closing) return;
+  decide(why);
   enter(Phase::closing);
   // Nothing fires on a closed connection.
   worker_.timers().stop(&timer_);
@@ -183,6 +185,37 @@ void Connection::drain() {
 // libuv has called back a cancelled write, if any, before this.
 void Connection::on_close() {
   HELLO_CHECK(pending_ == nullptr && !timer_.active());
+  WorkerStats& s = worker_.stats();
+  switch (close_reason_) {
+    case CloseReason::limit:
+      s.connections_rejected.add();
+      break;
+    case CloseReason::client:
+      s.closed_client.add();
+      break;
+    case CloseReason::answered:
+      s.closed_answered.add();
+      break;
+    case CloseReason::keepalive_timeout:
+      s.closed_keepalive_timeout.add();
+      break;
+    case CloseReason::header_timeout:
+      s.closed_header_timeout.add();
+      break;
+    case CloseReason::send_timeout:
+      s.closed_send_timeout.add();
+      break;
+    case CloseReason::reset:
+      s.closed_reset.add();
+      break;
+    case CloseReason::shutdown:
+      s.closed_shutdown.add();
+      break;
+    case CloseReason::none:
+    case CloseReason::error:
+      s.closed_error.add();
+      break;
+  }
   release_held();
   release_stream();
   release_heart();
@@ -205,10 +238,12 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
   }
   if (nread == 0) return;  // EAGAIN: nothing this time
   if (nread != UV_EOF) {
-    close();  // reset or another hard error: nobody is left to answer
+    // Reset or another hard error: nobody is left to answer.
+    close(nread == UV_ECONNRESET ? CloseReason::client : CloseReason::error);
     return;
   }
   peer_done_ = true;
+  decide(CloseReason::client);
   stop_reading();
   // A client that leaves while its answer waits does not get it, as nginx
   // treats a client that closes before its upstream answers: the wait is
@@ -262,9 +297,11 @@ void Connection::after_feed(const Fed& fed, const char* data, size_t len, bool h
       release_held();  // nothing after the last answer is parsed
       if (fed.reset) [[unlikely]] {
         send_output();  // the answers before it, as far as the kernel takes them at once
+        decide(CloseReason::reset);
         reset();
         return;
       }
+      decide(CloseReason::answered);
       end(fed.clean_end);
       break;
   }
@@ -340,6 +377,7 @@ void Connection::on_timer() {
   }
   // The header deadline of the request in progress has passed: 408.
   HELLO_CHECK(phase_ == Phase::reading);
+  decide(CloseReason::header_timeout);
   heart_->time_out(worker_.output());
   Fed fed;
   fed.next = Fed::Next::close;
@@ -498,6 +536,7 @@ void Connection::finish_stream() {
   BodyStream s = *stream_;
   release_stream();
   if (s.closes) {
+    decide(CloseReason::answered);
     end(s.clean_end);
     finish_if_done();
     return;
@@ -651,11 +690,12 @@ void Connection::check_deadlines(uint64_t now_ms) {
       break;
   }
   if (writing()) {
-    if (now_ms >= pending_->deadline) close();  // the client does not read
+    if (now_ms >= pending_->deadline) close(CloseReason::send_timeout);  // the client does not read
     return;
   }
   // Idle too long between requests (or before the first): FIN.
   if (phase_ == Phase::reading && heart_ == nullptr && now_ms >= deadline_) {
+    decide(CloseReason::keepalive_timeout);
     end(false);
     finish_if_done();
   }
@@ -668,6 +708,7 @@ void Connection::check_drain(uint64_t now_ms) {
     return;
   }
   if (!read_since_check_ && !writing() && phase_ == Phase::reading && heart_ == nullptr) {
+    decide(CloseReason::shutdown);
     end(false);
     finish_if_done();
   }

@@ -64,6 +64,20 @@ struct BodyStream {
 
 class Connection {
  public:
+  // Why a connection closed, counted once it has (hello_connections_closed_total).
+  enum class CloseReason : uint8_t {
+    none,  // not decided yet: error when it closes
+    limit,
+    client,
+    answered,
+    keepalive_timeout,
+    header_timeout,
+    send_timeout,
+    reset,
+    shutdown,
+    error,
+  };
+
   enum class Phase : uint8_t {
     // Parsing requests as they arrive and answering them at once. Without
     // a request in progress the keep-alive (or first-request) deadline runs
@@ -98,7 +112,8 @@ class Connection {
   // The same for a socket accepted outside libuv (at shutdown).
   void adopt(uv_os_sock_t fd);
   // Closes the handle; the worker gets the connection back in on_close.
-  void close();
+  // `why` counts the close unless a reason was decided before.
+  void close(CloseReason why = CloseReason::none);
   // Graceful stop: answer what the client has sent (waiting answers
   // included), then close once the connection has been idle for a moment
   // (see check_drain()).
@@ -190,7 +205,11 @@ class Connection {
   // answered was (0: none).
   uint64_t read_ns_ = 0;
   uint64_t pending_since_ns_ = 0;
-  uint32_t carried_answers_ = 0;  // a waiting answer sent with the held input's
+  uint32_t carried_answers_ = 0;                  // a waiting answer sent with the held input's
+  CloseReason close_reason_ = CloseReason::none;  // the first reason decided wins
+  void decide(CloseReason why) {
+    if (close_reason_ == CloseReason::none) close_reason_ = why;
+  }
 
   uint8_t peer_length_ = 0;
   uv_tcp_t tcp_;

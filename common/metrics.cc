@@ -25,7 +25,10 @@ constexpr FamilyHelp kHelp[] = {
     {"hello_http_parse_errors_total", "Requests rejected as malformed (each got a 4xx or 5xx)."},
     {"hello_access_log_lines_dropped_total",
      "Access-log lines lost to a consumer slower than the server."},
-    {"hello_connections_rejected_total", "Connections closed at once: over --max-connections."},
+    {"hello_connections_closed_total",
+     "Connections closed, by reason: limit (over --max-connections, at once), client (it closed "
+     "or reset), answered (after an answer that ends it), keepalive_timeout, header_timeout, "
+     "send_timeout, reset (a shaped reset), shutdown, error."},
     {"hello_accept_errors_total", "Failed accepts, such as running out of descriptors."},
     {"hello_stalls_total", "Whole-worker pauses of --stall."},
     {"hello_shaped_responses_total",

@@ -12,6 +12,7 @@ enum class StatsShown : uint8_t {
   always,      // in every summary line and in the JSON
   if_nonzero,  // in the JSON always, in a summary line only when it happened
   live_only,   // in neither: a gauge for the --stats-interval line
+  json_only,   // in the JSON (and /metrics) only
 };
 
 }  // namespace hello
@@ -60,7 +61,24 @@ enum class StatsShown : uint8_t {
     "hello_access_log_lines_dropped_total", "")                                                \
   /* Closed at once: over --max-connections. */                                                \
   X(connections_rejected, "", "connections_rejected", "{} connections rejected", if_nonzero,   \
-    "hello_connections_rejected_total", "")                                                    \
+    "hello_connections_closed_total", "reason=\"limit\"")                                       \
+  /* Connections closed, by why (Connection::CloseReason). */                                  \
+  X(closed_client, "closed", "client", "", json_only,                                          \
+    "hello_connections_closed_total", "reason=\"client\"")                                      \
+  X(closed_answered, "closed", "answered", "", json_only,                                      \
+    "hello_connections_closed_total", "reason=\"answered\"")                                    \
+  X(closed_keepalive_timeout, "closed", "keepalive_timeout", "", json_only,                    \
+    "hello_connections_closed_total", "reason=\"keepalive_timeout\"")                           \
+  X(closed_header_timeout, "closed", "header_timeout", "", json_only,                          \
+    "hello_connections_closed_total", "reason=\"header_timeout\"")                              \
+  X(closed_send_timeout, "closed", "send_timeout", "", json_only,                              \
+    "hello_connections_closed_total", "reason=\"send_timeout\"")                                \
+  X(closed_reset, "closed", "reset", "", json_only,                                            \
+    "hello_connections_closed_total", "reason=\"reset\"")                                       \
+  X(closed_shutdown, "closed", "shutdown", "", json_only,                                      \
+    "hello_connections_closed_total", "reason=\"shutdown\"")                                    \
+  X(closed_error, "closed", "error", "", json_only,                                            \
+    "hello_connections_closed_total", "reason=\"error\"")                                       \
   /* Failed accepts, such as EMFILE. */                                                        \
   X(accept_errors, "", "accept_errors", "{} accept errors", if_nonzero,                        \
     "hello_accept_errors_total", "")                                                           \

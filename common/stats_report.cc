@@ -54,7 +54,8 @@ std::string text_row(const std::string& who, const StatsSnapshot& s) {
   const char* separator = " ";
   for (const StatsField& f : kStatsFields) {
     uint64_t value = s.*f.value;
-    if (f.shown == StatsShown::live_only || (f.shown == StatsShown::if_nonzero && value == 0))
+    if (f.shown == StatsShown::live_only || f.shown == StatsShown::json_only ||
+        (f.shown == StatsShown::if_nonzero && value == 0))
       continue;
     row += separator;
     row += fmt::format(fmt::runtime(f.text), value);

@@ -260,7 +260,8 @@ void Worker::on_command() {
         uv_timer_start(&drain_timer_, WorkerCallbacks::drain_timer, kDrainCheckMs, kDrainCheckMs));
   }
   if (level >= 2)
-    for (Connection* c = live_; c != nullptr; c = c->next) c->close();
+    for (Connection* c = live_; c != nullptr; c = c->next)
+      c->close(Connection::CloseReason::shutdown);
   finish_if_done();
 }
 
@@ -365,8 +366,7 @@ void Worker::on_connection(int status) {
   Connection* c = acquire();
   c->start(reinterpret_cast<uv_stream_t*>(&listener_));
   if (over_limit) {
-    c->close();
-    stats_.connections_rejected.add();
+    c->close(Connection::CloseReason::limit);  // counted as rejected
   } else {
     stats_.connections.add();
   }

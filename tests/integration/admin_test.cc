@@ -155,6 +155,44 @@ TEST_F(AdminTest, CountsAgreeWithWhatWasSentAndWithTheSummary) {
   EXPECT_NE(json.find("\"service_time_us\": {\"count\": 501, "), std::string::npos) << json;
 }
 
+TEST_F(AdminTest, ClosedConnectionsAreCountedByReason) {
+  {
+    Client c(server_.port());  // the client closes
+    ASSERT_TRUE(c.send("GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+    c.read_response();
+  }
+  {
+    Client c(server_.port());  // the answer ends it
+    ASSERT_TRUE(c.send("GET / HTTP/1.0\r\n\r\n"));
+    c.read_to_eof();
+  }
+  {
+    Client c(server_.port());  // the header timeout (0.3 s) ends it
+    ASSERT_TRUE(c.send("GET / HTTP/1.1\r\n"));
+    c.read_to_eof();
+  }
+  std::string metrics;
+  for (int i = 0; i < 50; ++i) {
+    metrics = body_of(admin(admin_port_, "GET", "/metrics"));
+    if (sum_of(metrics, "hello_connections_closed_total") == 3) break;
+    std::this_thread::sleep_for(20ms);
+  }
+  auto closed = [&](const std::string& reason) {
+    std::regex sample("^hello_connections_closed_total\\{worker=\"[0-9]+\",reason=\"" + reason +
+                          "\"\\} ([0-9]+)$",
+                      std::regex::multiline);
+    uint64_t n = 0;
+    for (auto it = std::sregex_iterator(metrics.begin(), metrics.end(), sample);
+         it != std::sregex_iterator(); ++it)
+      n += std::stoull((*it)[1]);
+    return n;
+  };
+  EXPECT_EQ(closed("client"), 1u) << metrics;
+  EXPECT_EQ(closed("answered"), 1u);
+  EXPECT_EQ(closed("header_timeout"), 1u);
+  EXPECT_EQ(sum_of(metrics, "hello_connections_closed_total"), 3u);
+}
+
 TEST_F(AdminTest, ReadinessTurnsAtSigtermWhileAnswersStillLeave) {
   Client slow(server_.port());
   // A request half sent: the stop waits for it (up to the header timeout).
