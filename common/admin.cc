@@ -169,9 +169,9 @@ void AdminCallbacks::answer(Exchange* x) {
     } else {
       status = 404;
     }
-    if (method == HTTP_HEAD) body.clear();  // the length stays the GET's below
   }
   if (body.empty() && status != 200) body = fmt::format("{} {}\n", status, reason_phrase(status));
+  // HEAD: the GET's head, its Content-Length included, without the body.
   bool head = x->status == -1 && x->parser.method == HTTP_HEAD;
   x->out = fmt::format(
       "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n{}Connection: close\r\n\r\n{}",

@@ -381,6 +381,7 @@ void Connection::on_timer() {
   heart_->time_out(worker_.output());
   Fed fed;
   fed.next = Fed::Next::close;
+  fed.answered = 1;  // the 408, timed like any answer
   after_feed(fed, nullptr, 0, false, true);
 }
 

@@ -191,6 +191,15 @@ TEST_F(AdminTest, ClosedConnectionsAreCountedByReason) {
   EXPECT_EQ(closed("answered"), 1u);
   EXPECT_EQ(closed("header_timeout"), 1u);
   EXPECT_EQ(sum_of(metrics, "hello_connections_closed_total"), 3u);
+  // Three answers (200, 200 and the 408), each timed.
+  EXPECT_EQ(sum_of(metrics, "hello_http_requests_total"), 3u);
+  std::regex count("^hello_http_request_duration_seconds_count\\{[^}]*\\} ([0-9]+)$",
+                   std::regex::multiline);
+  uint64_t timed = 0;
+  for (auto it = std::sregex_iterator(metrics.begin(), metrics.end(), count);
+       it != std::sregex_iterator(); ++it)
+    timed += std::stoull((*it)[1]);
+  EXPECT_EQ(timed, 3u);
 }
 
 TEST_F(AdminTest, ReadinessTurnsAtSigtermWhileAnswersStillLeave) {
