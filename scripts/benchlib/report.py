@@ -33,7 +33,8 @@ ARTICLES = {
 
 CELL_FIELDS = ["target", "kind", "workers", "tool", "mode", "connections", "runs", "clean_runs", "rps", "p50_ms",
                "p90_ms", "p99_ms", "cpu_us_per_request", "peak_rss_kib", "requests", "failed", "non2xx",
-               "bytes", "error"]
+               "bytes", "error", "server_p50_ms", "server_p90_ms", "server_p99_ms", "server_p99_9_ms",
+               "server_max_ms", "server_count", "server_problems"]
 
 
 def _fmt(value, digits=0):
@@ -81,6 +82,40 @@ def cell_table(cells):
                      f"{_fmt(cpu, 1)} | {_ratio(cpu, _reference(cells, c, CALIBRATION, 'persona'))} | "
                      f"{_ratio(cpu, _reference(cells, c, 'nginx', 'peer'))} | {_fmt(c.get('peak_rss_kib'))} | "
                      f"{c.get('clean_runs', 0)}/{c.get('runs', 0)} | {c.get('error') or ''} |")
+    return "\n".join(lines)
+
+
+def _ms(value):
+    """A latency in ms: three significant digits below 1 ms (the server's
+    own times are microseconds), two decimals above."""
+    if value is None:
+        return "-"
+    return f"{value:.3g}" if value < 1 else f"{value:,.2f}"
+
+
+def _server_cells(cells):
+    """The cells of our personas that read the admin port, or tried to."""
+    return [c for c in cells if c.get("kind") == "persona" and (
+        c.get("server_p99_ms") is not None or c.get("server_problems"))]
+
+
+def server_latency_table(cells):
+    """The load tool's percentiles beside the server's own service time
+    (--admin /stats), per target, tool and mode; "" if no cell has them."""
+    rows = _server_cells(cells)
+    if not rows:
+        return ""
+    lines = ["| target | workers | tool | mode | connections | client p50 / p90 / p99 ms | "
+             "server p50 / p90 / p99 ms | server p99.9 / max ms | client requests | server timed | runs | problems |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for c in rows:
+        client = " / ".join(_ms(c.get(k)) for k in ("p50_ms", "p90_ms", "p99_ms"))
+        server = " / ".join(_ms(c.get(k)) for k in ("server_p50_ms", "server_p90_ms", "server_p99_ms"))
+        tail = " / ".join(_ms(c.get(k)) for k in ("server_p99_9_ms", "server_max_ms"))
+        problems = "; ".join(p for p in (c.get("error"), c.get("server_problems")) if p)
+        lines.append(f"| {c['target']} | {c['workers']} | {c['tool']} | {c['mode']} | {c['connections']} | "
+                     f"{client} | {server} | {tail} | {_fmt(c.get('requests'))} | {_fmt(c.get('server_count'))} | "
+                     f"{c.get('clean_runs', 0)}/{c.get('runs', 0)} | {problems} |")
     return "\n".join(lines)
 
 
@@ -320,6 +355,33 @@ def charts(out, cells):
             fig.savefig(os.path.join(out, name), dpi=100)
             plt.close(fig)
             made.append(name)
+    # Client p99 beside server p99, grouped per target, tool, mode and worker count.
+    pairs = [c for c in _server_cells(cells) if c.get("p99_ms") and c.get("server_p99_ms")]
+    if pairs:
+        fig, ax = plt.subplots(figsize=(max(6, 1.3 * len(pairs) + 2), 5))
+        xs = list(range(len(pairs)))
+        width = 0.38
+        client = [c["p99_ms"] for c in pairs]
+        server = [c["server_p99_ms"] for c in pairs]
+        ax.bar([x - width / 2 for x in xs], client, width, label="client p99 (load tool)", color="tab:gray")
+        ax.bar([x + width / 2 for x in xs], server, width, label="server p99 (--admin /stats service time)",
+               color="tab:blue")
+        for x, v in zip(xs, client):
+            ax.text(x - width / 2, v, f"{_ms(v)}", ha="center", va="bottom", fontsize=7)
+        for x, v in zip(xs, server):
+            ax.text(x + width / 2, v, f"{_ms(v)}", ha="center", va="bottom", fontsize=7)
+        ax.set_xticks(xs)
+        ax.set_xticklabels([f"{c['target']}\n{c['tool']} {c['mode']}\nw{c['workers']} c{c['connections']}"
+                            + (f"\n{c['variant']}" if c.get("variant") else "") for c in pairs], fontsize=8)
+        if max(client + server) / min(client + server) > 20:
+            ax.set_yscale("log")
+        ax.set_ylabel("p99 latency, ms (median of the runs)")
+        ax.set_title("Client-side p99 against server-side p99")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, "latency.png"), dpi=100)
+        plt.close(fig)
+        made.append("latency.png")
     # Requests per second against worker count, one line per target and configuration.
     series = {}
     for c in clean:
@@ -375,6 +437,17 @@ def write_markdown(out, meta, cells, chart_files):
     log = access_log_table(cells)
     if log:
         parts += ["## Access log on and off", "", log, ""]
+    server = server_latency_table(cells)
+    if server:
+        parts += ["## Client-side and server-side latency", "",
+                  "The load tool's percentiles (time from sending a request to reading its answer, on the "
+                  "tool's CPU) beside the server's own service time: `POST /stats/reset` on the persona's "
+                  "`--admin` port before each run, `GET /stats` right after it, `total.service_time_us` "
+                  "(first byte of a request to its answer handed to the kernel, docs/observability.md). "
+                  "Medians over the clean runs. The server times every answer it wrote, a few more than "
+                  "the tool read before it stopped."
+                  + (" Chart: [latency.png](latency.png)." if "latency.png" in chart_files else ""), "",
+                  server, ""]
     parts += ["## All cells", "", cell_table(cells), ""]
     if chart_files:
         parts += ["## Charts", ""] + [f"![{name}]({name})" for name in chart_files] + [""]

@@ -185,12 +185,27 @@ class Target:
 
 
 class Persona(Target):
+    """One of our hello-* binaries. With `admin` (the default) it is started
+    with --admin 127.0.0.1:PORT on a free port of its own, so that a run can
+    read the server's own service time (benchlib.admin)."""
     kind = "persona"
 
-    def __init__(self, name, build_dir, **kw):
+    def __init__(self, name, build_dir, admin=True, **kw):
         kw.setdefault("path", PERSONA_PATHS.get(name, "/"))
         super().__init__(name, **kw)
         self.binary = os.path.join(build_dir, f"hello-{name}")
+        self.admin = admin
+        self.admin_port = None
+
+    def start(self, timeout=20):
+        self.admin_port = None
+        if self.admin:
+            # Not the port Target.start picks next: that one is free again once found.
+            self.admin_port = free_port()
+        super().start(timeout)
+        if self.admin_port == self.port:
+            self.stop()
+            raise StartError(f"{self.label}: admin port {self.port} picked twice")
 
     @property
     def label(self):
@@ -201,13 +216,22 @@ class Persona(Target):
 
     def command(self):
         extra = [a.replace("@TMP@", self.tmp) for a in self.extra]
-        return [self.binary, "-H", "127.0.0.1", "-p", str(self.port), "-w", str(self.workers)] + extra
+        admin = ["--admin", f"127.0.0.1:{self.admin_port}"] if self.admin_port else []
+        return [self.binary, "-H", "127.0.0.1", "-p", str(self.port), "-w", str(self.workers)] + admin + extra
 
     def ready(self, deadline):
-        # Our servers say when every worker listens.
+        # Our servers say when every worker listens, then (with --admin) when
+        # the admin port does. Without that second line within a second, the
+        # target still runs: each run then notes that the admin port is silent.
+        listening = None
         while time.time() < deadline:
-            if "listening on" in self.stderr_tail(5):
-                return True
+            tail = self.stderr_tail(5)
+            if "listening on" in tail:
+                if not self.admin_port or "admin on" in tail:
+                    return True
+                listening = listening or time.time()
+                if time.time() - listening > 1.0:
+                    return True
             if self.proc.poll() is not None:
                 return False
             time.sleep(0.05)
