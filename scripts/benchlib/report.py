@@ -373,8 +373,12 @@ def charts(out, cells):
         ax.set_xticks(xs)
         ax.set_xticklabels([f"{c['target']}\n{c['tool']} {c['mode']}\nw{c['workers']} c{c['connections']}"
                             + (f"\n{c['variant']}" if c.get("variant") else "") for c in pairs], fontsize=8)
-        if max(client + server) / min(client + server) > 20:
+        top = max(client + server)
+        if top / min(client + server) > 20:
             ax.set_yscale("log")
+            ax.set_ylim(top=top * 8)  # room for the legend above the bars
+        else:
+            ax.set_ylim(top=top * 1.3)
         ax.set_ylabel("p99 latency, ms (median of the runs)")
         ax.set_title("Client-side p99 against server-side p99")
         ax.legend(fontsize=8)
