@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "status.h"
+#include "tcp_port.h"
 
 namespace hello {
 
@@ -202,12 +203,7 @@ int AdminServer::listen(const struct sockaddr* addr) {
 }
 
 int AdminServer::port() const {
-  struct sockaddr_storage ss;
-  int len = sizeof ss;
-  if (uv_tcp_getsockname(&listener_, reinterpret_cast<struct sockaddr*>(&ss), &len) != 0) return -1;
-  if (ss.ss_family == AF_INET6)
-    return ntohs(reinterpret_cast<struct sockaddr_in6*>(&ss)->sin6_port);
-  return ntohs(reinterpret_cast<struct sockaddr_in*>(&ss)->sin_port);
+  return bound_port(&listener_);
 }
 
 void AdminServer::close() {

@@ -17,6 +17,7 @@
 #include "check.h"
 #include "connection.h"
 #include "floor_session.h"
+#include "tcp_port.h"
 
 namespace hello {
 
@@ -207,12 +208,7 @@ void Worker::on_relisten() {
 }
 
 int Worker::port() const {
-  struct sockaddr_storage ss;
-  int len = sizeof ss;
-  if (uv_tcp_getsockname(&listener_, reinterpret_cast<struct sockaddr*>(&ss), &len) != 0) return -1;
-  if (ss.ss_family == AF_INET6)
-    return ntohs(reinterpret_cast<struct sockaddr_in6*>(&ss)->sin6_port);
-  return ntohs(reinterpret_cast<struct sockaddr_in*>(&ss)->sin_port);
+  return bound_port(&listener_);
 }
 
 void Worker::start(int cpu, uv_async_t* done) {
