@@ -144,14 +144,18 @@ def run_locust_distributed(argv, workers, port, cpus, env, limit):
             master.wait(timeout=limit)
         except subprocess.TimeoutExpired:
             raise parsers.ParseError(f"the locust master did not finish within {limit} s")
-        # A worker that exited before the master did is one that failed.
-        dead = [i for i, p in enumerate(procs) if i and p.poll() is not None]
+        # Workers quit with status 0 when their master tells them the run is
+        # over; one that exited otherwise failed (e.g. it could not start).
+        dead = [i for i, p in enumerate(procs) if i and p.poll() not in (None, 0)]
         logs[0].seek(0)
         err = logs[0].read()
         if dead:
             logs[dead[0]].seek(0)
-            raise parsers.ParseError(f"{len(dead)} of {workers} locust workers exited early (status "
+            raise parsers.ParseError(f"{len(dead)} of {workers} locust workers failed (status "
                                      f"{procs[dead[0]].returncode}): {_tail(logs[dead[0]].read())}")
+        if "missing" in err and "heartbeat" in err:
+            raise parsers.ParseError("a locust worker stopped answering during the run: " + next(
+                line for line in err.splitlines() if "heartbeat" in line))
         if "Gave up waiting for workers" in err or master.returncode not in (0, 1):
             raise parsers.ParseError(f"the locust master did not get its {workers} workers "
                                      f"(status {master.returncode}): {_tail(err)}")

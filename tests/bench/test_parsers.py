@@ -176,13 +176,16 @@ class LocustDistributedTest(unittest.TestCase):
             tools.locust_worker_command = saved
 
     def test_worker_that_fails_is_a_problem(self):
-        with self.assertRaisesRegex(parsers.ParseError, "2 of 2 locust workers exited early.*no locustfile"):
+        with self.assertRaisesRegex(parsers.ParseError, "2 of 2 locust workers failed.*no locustfile"):
             self.distributed(["sh", "-c", "sleep 1"], ["sh", "-c", "echo no locustfile >&2; exit 3"])
 
     def test_master_without_workers_is_a_problem(self):
         with self.assertRaisesRegex(parsers.ParseError, "did not get its 2 workers.*Gave up"):
             self.distributed(["sh", "-c", "echo Gave up waiting for workers to connect >&2; exit 1"],
                              ["sleep", "30"])
+
+    def test_workers_that_quit_with_their_master_are_fine(self):
+        self.assertEqual(self.distributed(["sh", "-c", "sleep 1; echo done >&2"], ["true"]).strip(), "done")
 
     def test_workers_are_stopped(self):
         self.assertEqual(self.distributed(["sh", "-c", "echo done >&2"], ["sleep", "30"]).strip(), "done")
