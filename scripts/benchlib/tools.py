@@ -1,8 +1,11 @@
 """Load tools: how to run each in each mode, pinned to the tool CPUs."""
 import os
+import re
 import shutil
+import socket
 import subprocess
 import tempfile
+import time
 
 from . import parsers
 
@@ -23,15 +26,53 @@ class Unsupported(Exception):
     """This tool cannot run this mode."""
 
 
+def split(tool):
+    """("locust", 2) for "locust-w2", locust's distributed mode with 2
+    worker processes (scripts/bench --locust-workers 2); (tool, 0) else."""
+    m = re.fullmatch(r"locust-w([1-9][0-9]*)", tool)
+    return ("locust", int(m.group(1))) if m else (tool, 0)
+
+
+def label(tool, locust_workers=0):
+    """The tool's name in the results: "locust-w2" for locust with 2 workers."""
+    return f"{tool}-w{locust_workers}" if tool == "locust" and locust_workers else tool
+
+
 def missing(tool):
     """None if the tool is installed, else a sentence saying what to do."""
+    tool = split(tool)[0]
     if shutil.which(BINARIES[tool]) is None:
         return f"{tool} is not installed (scripts/setup --bench installs it)"
     return None
 
 
+def locust_command(url, connections, duration, csv_prefix, workers=0, port=None):
+    """locust's argv: one headless process, or with `workers` the master
+    of the distributed mode, bound to 127.0.0.1:`port`, which waits for
+    its workers (at most WORKER_WAIT seconds) and writes the aggregate CSV."""
+    host = "/".join(url.split("/", 3)[:3])
+    argv = ["locust", "-f", LOCUSTFILE]
+    if workers:
+        argv += ["--master", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(port),
+                 "--expect-workers", str(workers), "--expect-workers-max-wait", str(WORKER_WAIT)]
+    return argv + ["--headless", "-u", str(connections), "-r", str(connections), "-t", f"{duration}s",
+                   "-H", host, "--only-summary", "--csv", csv_prefix]
+
+
+def locust_worker_command(port):
+    """The argv of one worker of locust's distributed mode (the master on 127.0.0.1:`port`)."""
+    return ["locust", "-f", LOCUSTFILE, "--worker", "--master-host", "127.0.0.1", "--master-port", str(port)]
+
+
+# Seconds a locust master waits for its workers; a worker's grace to stop.
+WORKER_WAIT = 30
+WORKER_STOP = 10
+
+
 def command(tool, mode, url, connections, duration=None, requests=None):
-    """The argv that runs `tool` in `mode` against `url`."""
+    """The argv that runs `tool` in `mode` against `url` (for locust with
+    workers, the master's; @CSV@ and @PORT@ are filled in by run())."""
+    tool, workers = split(tool)
     if mode == "echo" and tool != "wrk":
         raise Unsupported("the echo mode is a wrk script")
     if tool == "ab":
@@ -70,23 +111,90 @@ def command(tool, mode, url, connections, duration=None, requests=None):
             raise Unsupported("locust's users keep their connections open and do not pipeline")
         if requests:
             raise Unsupported("locust runs for a duration")
-        base = url.split("/", 3)
-        return ["locust", "-f", LOCUSTFILE, "--headless", "-u", str(connections), "-r", str(connections),
-                "-t", f"{duration}s", "-H", "/".join(base[:3]), "--only-summary", "--csv", "@CSV@"]
+        return locust_command(url, connections, duration, "@CSV@", workers, "@PORT@")
     raise ValueError(tool)
+
+
+def free_port():
+    """A TCP port of 127.0.0.1 free a moment ago."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _tail(text):
+    return (text.strip().splitlines() or ["?"])[-1]
+
+
+def run_locust_distributed(argv, workers, port, cpus, env, limit):
+    """Runs the master `argv` and `workers` workers on `cpus`, waits for the
+    master (at most `limit` s), then stops the workers (terminate, then kill
+    after WORKER_STOP s). Returns the master's stderr; raises ParseError when
+    a worker or the master fails."""
+    logs = [tempfile.TemporaryFile("w+") for _ in range(workers + 1)]
+    procs = []
+    try:
+        procs.append(subprocess.Popen(["taskset", "-c", cpus] + argv, env=env, stdout=subprocess.DEVNULL,
+                                      stderr=logs[0], text=True))
+        for log in logs[1:]:
+            procs.append(subprocess.Popen(["taskset", "-c", cpus] + locust_worker_command(port), env=env,
+                                          stdout=subprocess.DEVNULL, stderr=log, text=True))
+        master = procs[0]
+        try:
+            master.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            raise parsers.ParseError(f"the locust master did not finish within {limit} s")
+        # Workers quit with status 0 when their master tells them the run is
+        # over; one that exited otherwise failed (e.g. it could not start).
+        dead = [i for i, p in enumerate(procs) if i and p.poll() not in (None, 0)]
+        logs[0].seek(0)
+        err = logs[0].read()
+        if dead:
+            logs[dead[0]].seek(0)
+            raise parsers.ParseError(f"{len(dead)} of {workers} locust workers failed (status "
+                                     f"{procs[dead[0]].returncode}): {_tail(logs[dead[0]].read())}")
+        if "missing" in err and "heartbeat" in err:
+            raise parsers.ParseError("a locust worker stopped answering during the run: " + next(
+                line for line in err.splitlines() if "heartbeat" in line))
+        if "Gave up waiting for workers" in err or master.returncode not in (0, 1):
+            raise parsers.ParseError(f"the locust master did not get its {workers} workers "
+                                     f"(status {master.returncode}): {_tail(err)}")
+        return err
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+        deadline = time.monotonic() + WORKER_STOP
+        for p in procs:
+            try:
+                p.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        for log in logs:
+            log.close()
 
 
 def run(tool, mode, url, connections, cpus, duration=None, requests=None):
     """Runs one load and returns the parsed result. Raises Unsupported or ParseError."""
     argv = command(tool, mode, url, connections, duration, requests)
+    tool, workers = split(tool)
     env = dict(os.environ, PIPELINE_DEPTH=str(PIPELINE_DEPTH))
     with tempfile.TemporaryDirectory(prefix="bench-tool-") as tmp:
         csv_prefix = os.path.join(tmp, "locust")
-        argv = [a.replace("@CSV@", csv_prefix) for a in argv]
+        port = free_port() if workers else None
+        argv = [a.replace("@CSV@", csv_prefix).replace("@PORT@", str(port)) for a in argv]
         if tool == "locust":
             # The path of http://host:port/path, which locust requests.
             env["LOCUST_PATH"] = "/" + (url.split("/", 3) + [""])[3]
         limit = (duration or 60) * 3 + 60
+        if workers:
+            stderr = run_locust_distributed(argv, workers, port, cpus, env, limit + WORKER_WAIT)
+            try:
+                with open(csv_prefix + "_stats.csv") as f:
+                    return parsers.parse_locust_csv(f.read())
+            except OSError:
+                raise parsers.ParseError("the locust master wrote no CSV: " + _tail(stderr))
         try:
             done = subprocess.run(["taskset", "-c", cpus] + argv, env=env, capture_output=True, text=True,
                                   timeout=limit)

@@ -1,9 +1,17 @@
 # Article 002's locust user; scripts/bench sets LOCUST_PATH to the target's path.
 import os
 
+import locust.runners
 from locust import HttpUser, task
 
 PATH = os.environ.get("LOCUST_PATH", "/index")
+
+# Debian's python3-locust (2.12.1-1) reports an empty version, and a master
+# drops a worker that says "" in its client_ready as "old (pre 2.0)": the
+# distributed mode (scripts/bench --locust-workers) would never start. Say a
+# version when there is none; both the master and its workers load this file.
+if not locust.runners.__version__:
+    locust.runners.__version__ = "2.12.1-debian"
 
 
 class UserBehavior(HttpUser):

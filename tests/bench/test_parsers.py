@@ -1,7 +1,9 @@
 """Unit tests of scripts/benchlib/parsers.py on real captured tool output,
 of what scripts/bench --shaping orders and reports, and of the server-side
 latency read from the personas' --admin port."""
+import contextlib
 import http.server
+import io
 import importlib.machinery
 import importlib.util
 import os
@@ -16,7 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.join(HERE, "..", "..", "scripts")
 sys.path.insert(0, SCRIPTS)
 
-from benchlib import admin, parsers, report  # noqa: E402
+from benchlib import admin, parsers, report, tools  # noqa: E402
 
 
 def load_bench():
@@ -113,6 +115,80 @@ class LocustTest(unittest.TestCase):
     def test_no_aggregated_row(self):
         with self.assertRaises(parsers.ParseError):
             parsers.parse_locust_csv("Type,Name,Request Count\n")
+
+
+class LocustDistributedTest(unittest.TestCase):
+    URL = "http://127.0.0.1:8081/hello"
+
+    def test_single_process(self):
+        argv = tools.locust_command(self.URL, 10, 5, "/tmp/x/locust")
+        self.assertEqual(argv, ["locust", "-f", tools.LOCUSTFILE, "--headless", "-u", "10", "-r", "10", "-t", "5s",
+                                "-H", "http://127.0.0.1:8081", "--only-summary", "--csv", "/tmp/x/locust"])
+        self.assertEqual(tools.command("locust", "keepalive", self.URL, 10, 5)[-1], "@CSV@")
+
+    def test_master(self):
+        argv = tools.locust_command(self.URL, 64, 10, "/tmp/x/locust", workers=2, port=40123)
+        self.assertEqual(argv[:3], ["locust", "-f", tools.LOCUSTFILE])
+        self.assertIn("--master", argv)
+        self.assertNotIn("--worker", argv)
+        for flag, value in (("--master-bind-host", "127.0.0.1"), ("--master-bind-port", "40123"),
+                            ("--expect-workers", "2"), ("--expect-workers-max-wait", str(tools.WORKER_WAIT)),
+                            ("-u", "64"), ("-r", "64"), ("-t", "10s"), ("-H", "http://127.0.0.1:8081"),
+                            ("--csv", "/tmp/x/locust")):
+            self.assertEqual(argv[argv.index(flag) + 1], value, flag)
+        self.assertIn("--headless", argv)
+        self.assertIn("--only-summary", argv)
+        # What run() fills in: the CSV prefix and the free port.
+        argv = tools.command("locust-w2", "keepalive", self.URL, 64, 10)
+        self.assertEqual(argv[argv.index("--master-bind-port") + 1], "@PORT@")
+        self.assertEqual(argv[argv.index("--csv") + 1], "@CSV@")
+
+    def test_worker(self):
+        self.assertEqual(tools.locust_worker_command(40123),
+                         ["locust", "-f", tools.LOCUSTFILE, "--worker", "--master-host", "127.0.0.1",
+                          "--master-port", "40123"])
+
+    def test_labels(self):
+        self.assertEqual(tools.label("locust", 0), "locust")
+        self.assertEqual(tools.label("locust", 2), "locust-w2")
+        self.assertEqual(tools.label("wrk", 2), "wrk")
+        self.assertEqual(tools.split("locust-w2"), ("locust", 2))
+        self.assertEqual(tools.split("locust"), ("locust", 0))
+        self.assertEqual(tools.split("wrk"), ("wrk", 0))
+        with self.assertRaises(tools.Unsupported):
+            tools.command("locust-w2", "pipeline", self.URL, 64, 10)
+
+    def test_bench_option(self):
+        bench = load_bench()
+        args = bench.parse_args(["sanic", "--tool", "locust,wrk", "--locust-workers", "2"])
+        self.assertEqual([j[0] for j in args.jobs], ["locust-w2", "wrk"])
+        self.assertEqual([j[0] for j in bench.parse_args(["sanic", "--tool", "locust"]).jobs], ["locust"])
+        with self.assertRaises(SystemExit), contextlib.redirect_stderr(io.StringIO()):
+            bench.parse_args(["sanic", "--tool", "wrk", "--locust-workers", "2"])
+
+    def distributed(self, master, worker):
+        saved = tools.locust_worker_command
+        tools.locust_worker_command = lambda port: worker
+        try:
+            cpus = str(min(os.sched_getaffinity(0)))
+            return tools.run_locust_distributed(master, 2, 1, cpus, dict(os.environ), limit=20)
+        finally:
+            tools.locust_worker_command = saved
+
+    def test_worker_that_fails_is_a_problem(self):
+        with self.assertRaisesRegex(parsers.ParseError, "2 of 2 locust workers failed.*no locustfile"):
+            self.distributed(["sh", "-c", "sleep 1"], ["sh", "-c", "echo no locustfile >&2; exit 3"])
+
+    def test_master_without_workers_is_a_problem(self):
+        with self.assertRaisesRegex(parsers.ParseError, "did not get its 2 workers.*Gave up"):
+            self.distributed(["sh", "-c", "echo Gave up waiting for workers to connect >&2; exit 1"],
+                             ["sleep", "30"])
+
+    def test_workers_that_quit_with_their_master_are_fine(self):
+        self.assertEqual(self.distributed(["sh", "-c", "sleep 1; echo done >&2"], ["true"]).strip(), "done")
+
+    def test_workers_are_stopped(self):
+        self.assertEqual(self.distributed(["sh", "-c", "echo done >&2"], ["sleep", "30"]).strip(), "done")
 
 
 def shaping_cell(variant, mode, cpu, runs, path="/"):
