@@ -1,11 +1,14 @@
-"""The servers a bench run measures: personas, the real frameworks, nginx.
+"""The servers a bench run measures: personas, the real frameworks, nginx,
+h2o, Go's net/http and Node's http.
 
 A Target knows how to start itself on a port with N workers, pinned to the
 server CPUs, how to tell it is ready, and how to stop it gracefully. While
 it runs, its CPU time and peak RSS are read from /proc over its whole
 process tree (gunicorn, uvicorn and Tornado fork workers).
 """
+import atexit
 import os
+import pwd
 import shutil
 import signal
 import socket
@@ -142,7 +145,11 @@ class Target:
         self.port = free_port()
         self.tmp = tempfile.mkdtemp(prefix=f"bench-{self.name}-")
         self.log = open(os.path.join(self.tmp, "stderr.log"), "w+")
-        cmd = ["taskset", "-c", self.cpus] + self.command()
+        try:
+            cmd = ["taskset", "-c", self.cpus] + self.command()
+        except StartError:
+            self.stop()
+            raise
         self.proc = subprocess.Popen(cmd, cwd=PEERS, env=self.env(), stdout=subprocess.DEVNULL,
                                      stderr=self.log, start_new_session=True)
         if not self.ready(time.time() + timeout):
@@ -241,14 +248,15 @@ class Persona(Target):
 class Peer(Target):
     kind = "peer"
 
-    def __init__(self, name, argv, path, max_workers=None, **kw):
+    def __init__(self, name, argv, path, max_workers=None, label=None, **kw):
         super().__init__(name, path=path, **kw)
         self.argv = argv
         self.max_workers = max_workers
+        self._label = label
 
     @property
     def label(self):
-        return f"{self.name} (real)"
+        return self._label or f"{self.name} (real)"
 
     def supports_workers(self, n):
         return self.max_workers is None or n <= self.max_workers
@@ -275,13 +283,99 @@ class Nginx(Target):
         return ["/usr/sbin/nginx", "-p", self.tmp, "-c", path]
 
 
+def render_h2o_conf(template, port, threads, prefix, user):
+    """h2o.conf.in with its @PORT@, @THREADS@, @PREFIX@ and @USER@ filled in."""
+    for key, value in (("@PORT@", port), ("@THREADS@", threads), ("@PREFIX@", prefix), ("@USER@", user)):
+        template = template.replace(key, str(value))
+    return template
+
+
+class H2o(Target):
+    """h2o answering with a static file, hello.txt, written into its temp dir."""
+    kind = "peer"
+    binary = "/usr/bin/h2o"
+
+    @property
+    def label(self):
+        return "h2o 2.2.5 (static file)"
+
+    def command(self):
+        if not os.access(self.binary, os.X_OK):
+            raise StartError(f"{self.label} did not start: {self.binary} is not installed")
+        with open(os.path.join(self.tmp, "hello.txt"), "w") as f:
+            f.write("Hello!!!")
+        with open(os.path.join(PEERS, "h2o.conf.in")) as f:
+            conf = render_h2o_conf(f.read(), self.port, self.workers, self.tmp, pwd.getpwuid(os.getuid()).pw_name)
+        path = os.path.join(self.tmp, "h2o.conf")
+        with open(path, "w") as f:
+            f.write(conf)
+        return [self.binary, "-c", path]
+
+
+GO = "/usr/bin/go"
+GO_SOURCE = os.path.join(PEERS, "go_hello")
+
+
+def go_build(out_dir, go=GO, source=GO_SOURCE):
+    """The command, environment and working directory that build go_hello
+    into out_dir offline: GOPATH mode (no modules, standard library only),
+    and the build cache and HOME in out_dir, so it works as root on a fresh
+    machine."""
+    env = dict(os.environ, GO111MODULE="off", GOFLAGS="", GOCACHE=os.path.join(out_dir, "gocache"),
+               GOPATH=os.path.join(out_dir, "gopath"), HOME=out_dir, CGO_ENABLED="0")
+    return [go, "build", "-o", os.path.join(out_dir, "go_hello"), "."], env, source
+
+
+class GoHello(Target):
+    """scripts/peers/go_hello, built once per run; GOMAXPROCS is its worker count."""
+    kind = "peer"
+    _built = None  # the binary, or the StartError of the build, once per run
+
+    @property
+    def label(self):
+        return "Go 1.19 net/http"
+
+    @classmethod
+    def build(cls):
+        if cls._built is None:
+            out = tempfile.mkdtemp(prefix="bench-go-")
+            atexit.register(shutil.rmtree, out, True)
+            if not os.access(GO, os.X_OK):
+                cls._built = StartError(f"Go 1.19 net/http did not start: {GO} is not installed")
+            else:
+                cmd, env, cwd = go_build(out)
+                done = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True)
+                if done.returncode:
+                    tail = " | ".join(done.stderr.strip().splitlines()[-3:])
+                    cls._built = StartError(f"Go 1.19 net/http did not build: {tail or done.returncode}")
+                else:
+                    cls._built = cmd[3]
+        if isinstance(cls._built, StartError):
+            raise cls._built
+        return cls._built
+
+    def command(self):
+        return [self.build()]
+
+
 def peers(**kw):
-    """The real frameworks of the articles, and nginx."""
+    """The real frameworks of the articles, nginx, and the peers users pick
+    instead of us: h2o, Go's net/http and Node's http."""
     return [
         Peer("flask", [PYTHON, "flask_app.py"], "/", max_workers=1, **kw),
         Peer("gunicorn", ["/usr/bin/gunicorn", "-w", "@WORKERS@", "-b", "127.0.0.1:@PORT@", "flask_app:app"], "/", **kw),
         Peer("tornado", [PYTHON, "tornado_app.py"], "/", **kw),
         Peer("aiohttp", [PYTHON, "aiohttp_app.py"], PERSONA_PATHS["aiohttp"], max_workers=1, **kw),
         Peer("starlette", [PYTHON, "starlette_app.py"], PERSONA_PATHS["starlette"], max_workers=1, **kw),
+    ] + fast_peers(**kw)
+
+
+def fast_peers(**kw):
+    """nginx and the other servers users pick instead of us: --performance
+    runs them all."""
+    return [
         Nginx("nginx", path="/", **kw),
+        H2o("h2o", path="/", **kw),
+        GoHello("go", path="/", **kw),
+        Peer("node", ["/usr/bin/node", "node_hello.js"], "/", max_workers=1, label="Node 20 http", **kw),
     ]
