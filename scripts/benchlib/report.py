@@ -177,6 +177,13 @@ def _cpu(cells, name, kind, tool, mode, variant=None):
     return None
 
 
+# The peers --performance runs beside nginx (targets.fast_peers), with no
+# target of their own: their ratios are shown, not judged.
+OTHER_PEERS = (("h2o", "h2o 2.2.5 (static file)"), ("go", "Go 1.19 net/http"), ("node", "Node 20 http"))
+PERFORMANCE_JOBS = (("wrk", "keepalive", "keep-alive (wrk -c64)"), ("wrk", "pipeline", "16-deep pipelining (wrk -c64)"),
+                    ("ab", "close", "HTTP/1.0 one request per connection (ab -c100)"))
+
+
 def performance_table(meta, cells):
     """The targets of docs/performance.md against what this run measured."""
     perf = meta.get("performance")
@@ -188,7 +195,9 @@ def performance_table(meta, cells):
 
     def row(measure, target, limit, results, strict=False):
         values = [v for _, v in results if v is not None]
-        if not values:
+        if limit is None:
+            met = "-" if values else "not measured"
+        elif not values:
             met = "not measured"
         else:
             ok = all((v < limit) if strict else (v <= limit) for v in values) and len(values) == len(results)
@@ -212,6 +221,12 @@ def performance_table(meta, cells):
         ratios("wrk", "pipeline", "nginx", "peer"))
     row("CPU/request, HTTP/1.0 one request per connection (ab -c100), vs nginx", "≤ 1.0", 1.0,
         ratios("ab", "close", "nginx", "peer"))
+    # The other servers users pick instead of us: beside nginx, no target of their own.
+    for name, label in OTHER_PEERS:
+        if not any((c["name"], c["kind"]) == (name, "peer") for c in cells):
+            continue
+        for tool, mode, job in PERFORMANCE_JOBS:
+            row(f"CPU/request, {job}, vs {label}", "-", None, ratios(tool, mode, name, "peer"))
     logged = sorted({c["name"] for c in cells if c.get("variant") == "log-on"})
     for mode in ("keepalive", "pipeline"):
         results = []
