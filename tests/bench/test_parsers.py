@@ -18,7 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.join(HERE, "..", "..", "scripts")
 sys.path.insert(0, SCRIPTS)
 
-from benchlib import admin, parsers, report, tools  # noqa: E402
+from benchlib import admin, parsers, report, targets, tools  # noqa: E402
 
 
 def load_bench():
@@ -394,6 +394,61 @@ class ServerLatencyTest(unittest.TestCase):
         self.assertIn("## Client-side and server-side latency", text)
         self.assertIn("[latency.png](latency.png)", text)
         self.assertIn("| hello-sanic | 1 | wrk | keepalive | 64 |", text)
+
+
+class FastPeersTest(unittest.TestCase):
+    """h2o, Go and Node beside nginx: their configuration, build, and their
+    rows of the --performance table."""
+
+    def test_h2o_conf(self):
+        with open(os.path.join(SCRIPTS, "peers", "h2o.conf.in")) as f:
+            conf = targets.render_h2o_conf(f.read(), 8123, 1, "/tmp/b", "root")
+        self.assertNotIn("@", conf)
+        self.assertIn("num-threads: 1\n", conf)
+        self.assertIn("user: root\n", conf)
+        self.assertIn("  host: 127.0.0.1\n  port: 8123\n", conf)
+        self.assertIn("file.file: /tmp/b/hello.txt\n", conf)
+        self.assertIn("file.send-compressed: OFF\n", conf)
+        self.assertNotIn("access-log", conf)
+
+    def test_go_build_is_offline_and_in_the_temp_dir(self):
+        cmd, env, cwd = targets.go_build("/tmp/b", go="/usr/bin/go")
+        self.assertEqual(cmd, ["/usr/bin/go", "build", "-o", "/tmp/b/go_hello", "."])
+        self.assertEqual(cwd, os.path.join(targets.PEERS, "go_hello"))
+        self.assertEqual(env["GO111MODULE"], "off")
+        self.assertEqual((env["GOCACHE"], env["HOME"]), ("/tmp/b/gocache", "/tmp/b"))
+
+    def test_peers_and_labels(self):
+        peers = {t.name: t for t in targets.peers(cpus="1")}
+        self.assertEqual([t.name for t in targets.fast_peers()], ["nginx", "h2o", "go", "node"])
+        self.assertEqual(peers["h2o"].label, "h2o 2.2.5 (static file)")
+        self.assertEqual(peers["go"].label, "Go 1.19 net/http")
+        self.assertEqual(peers["node"].label, "Node 20 http")
+        self.assertEqual(peers["flask"].label, "flask (real)")
+        self.assertFalse(peers["node"].supports_workers(2))
+        self.assertTrue(peers["go"].supports_workers(2))
+
+    def test_missing_binary_is_a_start_error(self):
+        h2o = targets.H2o("h2o", cpus="0")
+        h2o.binary = "/nonexistent/h2o"
+        with self.assertRaisesRegex(targets.StartError, "not installed"):
+            h2o.start()
+        self.assertIsNone(h2o.tmp)  # its temp dir is gone
+
+    def test_performance_rows_beside_nginx(self):
+        def cell(name, kind, tool, mode, cpu):
+            return {"name": name, "kind": kind, "tool": tool, "mode": mode, "workers": 1, "variant": None,
+                    "cpu_us_per_request": cpu}
+        cells = [cell("sanic", "persona", "wrk", "keepalive", 8.0), cell("nginx", "peer", "wrk", "keepalive", 10.0),
+                 cell("h2o", "peer", "wrk", "keepalive", 16.0), cell("node", "peer", "wrk", "keepalive", 40.0)]
+        rows = report.performance_table({"performance": {"idle_rss": []}}, cells).splitlines()
+        self.assertIn("| CPU/request, keep-alive (wrk -c64), vs nginx | ≤ 1.0 | hello-sanic 0.80 | yes |", rows)
+        self.assertIn("| CPU/request, keep-alive (wrk -c64), vs h2o 2.2.5 (static file) | - | hello-sanic 0.50 | - |",
+                      rows)
+        self.assertIn("| CPU/request, keep-alive (wrk -c64), vs Node 20 http | - | hello-sanic 0.20 | - |", rows)
+        self.assertIn("| CPU/request, 16-deep pipelining (wrk -c64), vs h2o 2.2.5 (static file) | - | "
+                      "hello-sanic - | not measured |", rows)
+        self.assertFalse(any("Go 1.19" in r for r in rows))  # not run: no rows
 
 
 if __name__ == "__main__":
