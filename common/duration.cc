@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+#include <cstring>
+
 namespace hello {
 
 namespace {
@@ -80,11 +83,25 @@ bool parse_duration(std::string_view text, uint64_t& us, std::string& why) {
   return false;
 }
 
+size_t format_duration(uint64_t us, char* out) {
+  std::string_view unit = "us";
+  if (us == 0) {
+    unit = "";  // not {}: memcpy may not be given a null pointer, even for 0 bytes
+  } else if (us % 1000000 == 0) {
+    us /= 1000000;
+    unit = "s";
+  } else if (us % 1000 == 0) {
+    us /= 1000;
+    unit = "ms";
+  }
+  char* end = std::to_chars(out, out + 20, us).ptr;
+  memcpy(end, unit.data(), unit.size());
+  return static_cast<size_t>(end - out) + unit.size();
+}
+
 std::string format_duration(uint64_t us) {
-  if (us == 0) return "0";
-  if (us % 1000000 == 0) return fmt::format("{}s", us / 1000000);
-  if (us % 1000 == 0) return fmt::format("{}ms", us / 1000);
-  return fmt::format("{}us", us);
+  char text[kDurationText];
+  return std::string(text, format_duration(us, text));
 }
 
 }  // namespace hello

@@ -18,7 +18,10 @@ bool parse_duration(std::string_view text, uint64_t& us, std::string& why);
 // text, which names no unit.
 bool parse_duration(std::string_view text, uint64_t& us, std::string_view& why);
 
-// "250us", "1.5ms", "2s": the shortest exact spelling of `us`.
+// "250us", "10ms", "2s": `us` exactly, in the largest unit that is.
 std::string format_duration(uint64_t us);
+// The same into `out` (kDurationText bytes), allocating nothing; returns its length.
+inline constexpr size_t kDurationText = 22;  // 20 digits and a unit
+size_t format_duration(uint64_t us, char* out);
 
 }  // namespace hello

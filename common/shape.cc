@@ -246,24 +246,6 @@ bool parse_parameter(std::string_view key, std::string_view value, const ShapeLi
   return true;  // not ours
 }
 
-// "0", "2ms", "150us", "1s": exact, in the largest unit that is.
-// `out` has room for 20 digits and a unit.
-size_t put_duration(char* out, uint64_t us) {
-  std::string_view unit = "us";
-  if (us == 0) {
-    unit = "";  // not {}: memcpy may not be given a null pointer, even for 0 bytes
-  } else if (us % 1000000 == 0) {
-    us /= 1000000;
-    unit = "s";
-  } else if (us % 1000 == 0) {
-    us /= 1000;
-    unit = "ms";
-  }
-  char* end = std::to_chars(out, out + 20, us).ptr;
-  memcpy(end, unit.data(), unit.size());
-  return static_cast<size_t>(end - out) + unit.size();
-}
-
 struct Pattern {
   char bytes[kPatternBytes];
   Pattern() {
@@ -341,7 +323,7 @@ size_t format_decision(const Shape& shape, const Decision& d, uint16_t status, u
   if (shape.delay.given()) {
     space();
     put("delay=");
-    n += put_duration(out + n, d.delay_us);
+    n += format_duration(d.delay_us, out + n);
   }
   if (shape.status.given()) {
     space();
@@ -364,7 +346,7 @@ size_t format_decision(const Shape& shape, const Decision& d, uint16_t status, u
   if (shape.has_drip) {
     space();
     put("drip=");
-    n += put_duration(out + n, d.drip_us);
+    n += format_duration(d.drip_us, out + n);
   }
   if (n == 0) put("headers");  // only headers were asked for
   return n;

@@ -20,15 +20,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::string_view kGet = "GET / HTTP/1.1\r\nHost: t\r\n\r\n";
 
-// A file under the test's temporary directory, removed first.
-std::string temp_path(const std::string& name) {
-  fs::path p =
-      fs::temp_directory_path() / (name + "-" + std::to_string(getpid()) + "-" +
-                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  fs::remove(p);
-  return p.string();
-}
-
 // Sends `count` requests one after another on one connection, reading each answer.
 int exchange(int port, int count, std::string_view request = kGet) {
   Client c(port);

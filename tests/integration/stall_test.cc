@@ -34,15 +34,6 @@ constexpr size_t kMaxRequests = 1000000;
 // this machine alone holds a thread for up to 40 ms (tests/tools/README.md).
 constexpr double kLongMs = 150;
 
-// A file under the temporary directory, removed first.
-std::string temp_path(const std::string& name) {
-  fs::path p =
-      fs::temp_directory_path() / (name + "-" + std::to_string(getpid()) + "-" +
-                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  fs::remove(p);
-  return p.string();
-}
-
 double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }

@@ -1,5 +1,7 @@
 #include "test_client.h"
 
+#include <gtest/gtest.h>
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -323,6 +325,14 @@ std::string read_file(const std::string& path) {
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
+}
+
+std::string temp_path(const std::string& name) {
+  std::filesystem::path p = std::filesystem::temp_directory_path() /
+                            (name + "-" + std::to_string(getpid()) + "-" +
+                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::filesystem::remove(p);
+  return p.string();
 }
 
 }  // namespace hello::test

@@ -101,6 +101,10 @@ class Client {
 std::string mask_date(std::string_view response, std::string* date = nullptr);
 // True if `value` is an IMF-fixdate within `slack` of now.
 bool is_current_http_date(const std::string& value, std::chrono::seconds slack = 3s);
+// A path under the temporary directory for a file of the running test
+// (`name`, the process and the test in its name), removed first.
+std::string temp_path(const std::string& name);
+
 // The content of a file, or "" if it cannot be read.
 std::string read_file(const std::string& path);
 
