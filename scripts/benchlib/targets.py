@@ -157,13 +157,15 @@ class Target:
             self.stop()
             raise StartError(f"{self.label} did not start: {tail or 'no output'}")
 
-    def stderr_tail(self, lines=3):
+    def stderr_lines(self):
         if not self.log:
-            return ""
+            return []
         self.log.flush()
         self.log.seek(0)
-        text = [line.strip() for line in self.log.read().splitlines() if line.strip()]
-        return " | ".join(text[-lines:])
+        return [line.strip() for line in self.log.read().splitlines() if line.strip()]
+
+    def stderr_tail(self, lines=3):
+        return " | ".join(self.stderr_lines()[-lines:])
 
     def cpu_seconds(self):
         hz = os.sysconf("SC_CLK_TCK")
@@ -444,6 +446,12 @@ class Tomcat(Target):
                                       "-Dorg.apache.catalina.startup.EXIT_ON_INIT_FAILURE=true")))
         return dict(super().env(), CATALINA_HOME=self.home, CATALINA_BASE=self.base,
                     CATALINA_TMPDIR=os.path.join(self.base, "temp"), CATALINA_OPTS=opts)
+
+    def stderr_lines(self):
+        # A Java stack trace says what went wrong in its exception lines
+        # ("Caused by: java.net.BindException: ..."), not in its frames.
+        return [line for line in super().stderr_lines()
+                if not line.startswith("at ") and not (line.startswith("... ") and line.endswith(" more"))]
 
     def ready(self, deadline):
         # Tomcat binds its port before it deploys the servlet: wait for its

@@ -509,6 +509,18 @@ class TomcatPeerTest(unittest.TestCase):
                                         "did not build: HelloServlet.java:1: error: no \\| 1 error"):
                 targets.Tomcat.build(javac, javac)  # any existing file stands for the jar
 
+    def test_stack_trace_tail_is_its_exceptions(self):
+        import tempfile
+        tomcat = targets.Tomcat("tomcat", cpus="0")
+        with tempfile.TemporaryFile("w+") as tomcat.log:
+            tomcat.log.write("SEVERE: Error running command\n"
+                             "java.lang.Error: LifecycleException: Protocol handler initialization failed\n"
+                             "\tat org.apache.catalina.startup.Catalina.load(Catalina.java:1)\n"
+                             "Caused by: java.net.BindException: Address already in use\n"
+                             "\tat java.base/sun.nio.ch.Net.bind0(Native Method)\n\t... 13 more\n")
+            self.assertEqual(tomcat.stderr_tail(2), "java.lang.Error: LifecycleException: Protocol handler "
+                             "initialization failed | Caused by: java.net.BindException: Address already in use")
+
     @unittest.skipUnless(os.access(targets.JAVAC, os.X_OK) and os.path.exists(targets.SERVLET_API),
                          "javac or tomcat10's servlet API is not installed")
     def test_servlet_compiles(self):
