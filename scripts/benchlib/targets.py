@@ -399,7 +399,7 @@ class Tomcat(Target):
     def build(cls, javac, servlet_api):
         key = (javac, servlet_api)
         if key not in cls._built:
-            for path, package in ((javac, "default-jdk-headless"), (servlet_api, "tomcat10")):
+            for path, package in ((javac, "default-jdk-headless"), (servlet_api, "tomcat10-common")):
                 if not os.path.exists(path):
                     cls._built[key] = StartError(
                         f"Tomcat 10.1 servlet did not start: {path} is not installed ({package})")
@@ -427,7 +427,7 @@ class Tomcat(Target):
     def command(self):
         catalina = os.path.join(self.home, "bin", "catalina.sh")
         if not os.access(catalina, os.X_OK):
-            raise StartError(f"{self.label} did not start: {catalina} is not installed (tomcat10)")
+            raise StartError(f"{self.label} did not start: {catalina} is not installed (tomcat10-common)")
         classes = self.build(self.javac, self.servlet_api)
         app = os.path.join(self.base, "webapps", "ROOT", "WEB-INF")
         for sub in ("conf", "logs", "temp", "work"):

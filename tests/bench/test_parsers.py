@@ -484,7 +484,7 @@ class TomcatPeerTest(unittest.TestCase):
     def test_missing_tomcat_is_a_start_error(self):
         tomcat = targets.Tomcat("tomcat", cpus="0")
         tomcat.home = "/nonexistent/tomcat10"
-        with self.assertRaisesRegex(targets.StartError, "catalina.sh is not installed \\(tomcat10\\)"):
+        with self.assertRaisesRegex(targets.StartError, "catalina.sh is not installed \\(tomcat10-common\\)"):
             tomcat.start()
         self.assertIsNone(tomcat.tmp)  # its temp dir is gone
         self.assertIsNone(tomcat.proc)
@@ -493,7 +493,7 @@ class TomcatPeerTest(unittest.TestCase):
         with self.assertRaisesRegex(targets.StartError,
                                     "/nonexistent/javac is not installed \\(default-jdk-headless\\)"):
             targets.Tomcat.build("/nonexistent/javac", targets.SERVLET_API)
-        with self.assertRaisesRegex(targets.StartError, "/nonexistent/api.jar is not installed \\(tomcat10\\)"):
+        with self.assertRaisesRegex(targets.StartError, "/nonexistent/api.jar is not installed \\(tomcat10-common\\)"):
             targets.Tomcat.build("/bin/true", "/nonexistent/api.jar")
         # Once per run: the answer is kept, and given again without looking again.
         self.assertIsInstance(targets.Tomcat._built[("/nonexistent/javac", targets.SERVLET_API)], targets.StartError)
