@@ -1,5 +1,5 @@
-"""The servers a bench run measures: personas, the real frameworks, nginx,
-h2o, Go's net/http and Node's http.
+"""The servers a bench run measures: personas, the real frameworks, Tomcat
+(Spring's engine), nginx, h2o, Go's net/http and Node's http.
 
 A Target knows how to start itself on a port with N workers, pinned to the
 server CPUs, how to tell it is ready, and how to stop it gracefully. While
@@ -157,13 +157,15 @@ class Target:
             self.stop()
             raise StartError(f"{self.label} did not start: {tail or 'no output'}")
 
-    def stderr_tail(self, lines=3):
+    def stderr_lines(self):
         if not self.log:
-            return ""
+            return []
         self.log.flush()
         self.log.seek(0)
-        text = [line.strip() for line in self.log.read().splitlines() if line.strip()]
-        return " | ".join(text[-lines:])
+        return [line.strip() for line in self.log.read().splitlines() if line.strip()]
+
+    def stderr_tail(self, lines=3):
+        return " | ".join(self.stderr_lines()[-lines:])
 
     def cpu_seconds(self):
         hz = os.sysconf("SC_CLK_TCK")
@@ -358,15 +360,122 @@ class GoHello(Target):
         return [self.build()]
 
 
+TOMCAT_HOME = "/usr/share/tomcat10"
+JAVAC = "/usr/bin/javac"
+SERVLET_API = "/usr/share/java/tomcat10-servlet-api.jar"
+TOMCAT_SOURCE = os.path.join(PEERS, "tomcat_hello")
+
+
+def render_tomcat_server_xml(template, port, threads):
+    """tomcat_hello/server.xml.in with its @PORT@ and @THREADS@ filled in."""
+    for key, value in (("@PORT@", port), ("@THREADS@", threads)):
+        template = template.replace(key, str(value))
+    return template
+
+
+def javac_command(out_dir, javac=JAVAC, servlet_api=SERVLET_API, source=TOMCAT_SOURCE):
+    """The command that compiles tomcat_hello's servlet into out_dir."""
+    return [javac, "-cp", servlet_api, "-d", out_dir, os.path.join(source, "HelloServlet.java")]
+
+
+class Tomcat(Target):
+    """Debian's Tomcat 10.1, the engine Spring Boot 3 embeds, serving
+    scripts/peers/tomcat_hello's servlet (compiled once per run) from a
+    private CATALINA_BASE in its temp dir, in the foreground (`catalina.sh
+    run`). Its worker count is its request threads (server.xml.in)."""
+    kind = "peer"
+    home = TOMCAT_HOME
+    javac = JAVAC
+    servlet_api = SERVLET_API
+    # The JVM and Tomcat take a few seconds to start, more on a busy CPU.
+    start_timeout = 60
+    _built = {}  # (javac, servlet API jar): the classes dir, or the StartError of the build, once per run
+
+    @property
+    def label(self):
+        return "Tomcat 10.1 servlet (Spring's engine, without Spring MVC)"
+
+    @classmethod
+    def build(cls, javac, servlet_api):
+        key = (javac, servlet_api)
+        if key not in cls._built:
+            for path, package in ((javac, "default-jdk-headless"), (servlet_api, "tomcat10-common")):
+                if not os.path.exists(path):
+                    cls._built[key] = StartError(
+                        f"Tomcat 10.1 servlet did not start: {path} is not installed ({package})")
+                    break
+            else:
+                out = tempfile.mkdtemp(prefix="bench-tomcat-")
+                atexit.register(shutil.rmtree, out, True)
+                done = subprocess.run(javac_command(out, javac, servlet_api), capture_output=True, text=True)
+                if done.returncode:
+                    tail = " | ".join(done.stderr.strip().splitlines()[-3:])
+                    cls._built[key] = StartError(f"Tomcat 10.1 servlet did not build: {tail or done.returncode}")
+                else:
+                    cls._built[key] = out
+        if isinstance(cls._built[key], StartError):
+            raise cls._built[key]
+        return cls._built[key]
+
+    def start(self, timeout=None):
+        super().start(timeout or self.start_timeout)
+
+    @property
+    def base(self):
+        return os.path.join(self.tmp, "base")
+
+    def command(self):
+        catalina = os.path.join(self.home, "bin", "catalina.sh")
+        if not os.access(catalina, os.X_OK):
+            raise StartError(f"{self.label} did not start: {catalina} is not installed (tomcat10-common)")
+        classes = self.build(self.javac, self.servlet_api)
+        app = os.path.join(self.base, "webapps", "ROOT", "WEB-INF")
+        for sub in ("conf", "logs", "temp", "work"):
+            os.makedirs(os.path.join(self.base, sub))
+        shutil.copytree(classes, os.path.join(app, "classes"))
+        shutil.copy(os.path.join(TOMCAT_SOURCE, "web.xml"), app)
+        with open(os.path.join(TOMCAT_SOURCE, "server.xml.in")) as f:
+            conf = render_tomcat_server_xml(f.read(), self.port, self.workers)
+        with open(os.path.join(self.base, "conf", "server.xml"), "w") as f:
+            f.write(conf)
+        return [catalina, "run"]
+
+    def env(self):
+        # Exit, rather than run without a listener, when the port cannot be bound.
+        opts = " ".join(filter(None, (os.environ.get("CATALINA_OPTS"),
+                                      "-Dorg.apache.catalina.startup.EXIT_ON_INIT_FAILURE=true")))
+        return dict(super().env(), CATALINA_HOME=self.home, CATALINA_BASE=self.base,
+                    CATALINA_TMPDIR=os.path.join(self.base, "temp"), CATALINA_OPTS=opts)
+
+    def stderr_lines(self):
+        # A Java stack trace says what went wrong in its exception lines
+        # ("Caused by: java.net.BindException: ..."), not in its frames.
+        return [line for line in super().stderr_lines()
+                if not line.startswith("at ") and not (line.startswith("... ") and line.endswith(" more"))]
+
+    def ready(self, deadline):
+        # Tomcat binds its port before it deploys the servlet: wait for its
+        # last line of startup, then for the port.
+        while time.time() < deadline:
+            if "Server startup in" in self.stderr_tail(20):
+                return super().ready(deadline)
+            if self.proc.poll() is not None:
+                return False
+            time.sleep(0.1)
+        return False
+
+
 def peers(**kw):
-    """The real frameworks of the articles, nginx, and the peers users pick
-    instead of us: h2o, Go's net/http and Node's http."""
+    """The real frameworks of the articles (Spring as its engine, Tomcat,
+    with a servlet), nginx, and the peers users pick instead of us: h2o,
+    Go's net/http and Node's http."""
     return [
         Peer("flask", [PYTHON, "flask_app.py"], "/", max_workers=1, **kw),
         Peer("gunicorn", ["/usr/bin/gunicorn", "-w", "@WORKERS@", "-b", "127.0.0.1:@PORT@", "flask_app:app"], "/", **kw),
         Peer("tornado", [PYTHON, "tornado_app.py"], "/", **kw),
         Peer("aiohttp", [PYTHON, "aiohttp_app.py"], PERSONA_PATHS["aiohttp"], max_workers=1, **kw),
         Peer("starlette", [PYTHON, "starlette_app.py"], PERSONA_PATHS["starlette"], max_workers=1, **kw),
+        Tomcat("tomcat", path="/", **kw),
     ] + fast_peers(**kw)
 
 

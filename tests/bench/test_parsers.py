@@ -1,6 +1,6 @@
 """Unit tests of scripts/benchlib/parsers.py on real captured tool output,
-of what scripts/bench --shaping orders and reports, and of the server-side
-latency read from the personas' --admin port."""
+of what scripts/bench --shaping orders and reports, of the server-side
+latency read from the personas' --admin port, and of the peers' setup."""
 import contextlib
 import http.server
 import io
@@ -449,6 +449,97 @@ class FastPeersTest(unittest.TestCase):
         self.assertIn("| CPU/request, 16-deep pipelining (wrk -c64), vs h2o 2.2.5 (static file) | - | "
                       "hello-sanic - | not measured |", rows)
         self.assertFalse(any("Go 1.19" in r for r in rows))  # not run: no rows
+
+
+class TomcatPeerTest(unittest.TestCase):
+    """Tomcat 10.1 with tomcat_hello's servlet, the live Spring row: its
+    server.xml, its build, its label and the article's row it fills."""
+
+    def test_server_xml(self):
+        with open(os.path.join(SCRIPTS, "peers", "tomcat_hello", "server.xml.in")) as f:
+            conf = targets.render_tomcat_server_xml(f.read(), 8123, 1)
+        self.assertNotIn("@", conf)
+        self.assertIn('<Server port="-1">', conf)  # no shutdown port
+        self.assertIn('protocol="org.apache.coyote.http11.Http11NioProtocol"', conf)
+        self.assertIn('address="127.0.0.1" port="8123"', conf)
+        self.assertIn('connectionTimeout="60000"', conf)
+        self.assertIn('maxThreads="1" minSpareThreads="1"', conf)
+        self.assertIn('appBase="webapps" autoDeploy="false"', conf)
+
+    def test_javac_command(self):
+        self.assertEqual(targets.javac_command("/tmp/b", javac="/usr/bin/javac", servlet_api="/x/api.jar"),
+                         ["/usr/bin/javac", "-cp", "/x/api.jar", "-d", "/tmp/b",
+                          os.path.join(targets.PEERS, "tomcat_hello", "HelloServlet.java")])
+
+    def test_label_and_place(self):
+        peers = {t.name: t for t in targets.peers(cpus="1")}
+        self.assertEqual(peers["tomcat"].label, "Tomcat 10.1 servlet (Spring's engine, without Spring MVC)")
+        self.assertEqual((peers["tomcat"].kind, peers["tomcat"].path), ("peer", "/"))
+        self.assertTrue(peers["tomcat"].supports_workers(2))
+        self.assertNotIn("tomcat", [t.name for t in targets.fast_peers()])  # a JVM: not in --performance
+        bench = load_bench()
+        self.assertIn("tomcat", bench.PEERS)
+        self.assertEqual(bench.parse_args(["spring", "--peers=tomcat"]).peers, "tomcat")
+
+    def test_missing_tomcat_is_a_start_error(self):
+        tomcat = targets.Tomcat("tomcat", cpus="0")
+        tomcat.home = "/nonexistent/tomcat10"
+        with self.assertRaisesRegex(targets.StartError, "catalina.sh is not installed \\(tomcat10-common\\)"):
+            tomcat.start()
+        self.assertIsNone(tomcat.tmp)  # its temp dir is gone
+        self.assertIsNone(tomcat.proc)
+
+    def test_missing_javac_or_servlet_api_is_a_start_error(self):
+        with self.assertRaisesRegex(targets.StartError,
+                                    "/nonexistent/javac is not installed \\(default-jdk-headless\\)"):
+            targets.Tomcat.build("/nonexistent/javac", targets.SERVLET_API)
+        with self.assertRaisesRegex(targets.StartError, "/nonexistent/api.jar is not installed \\(tomcat10-common\\)"):
+            targets.Tomcat.build("/bin/true", "/nonexistent/api.jar")
+        # Once per run: the answer is kept, and given again without looking again.
+        self.assertIsInstance(targets.Tomcat._built[("/nonexistent/javac", targets.SERVLET_API)], targets.StartError)
+
+    def test_build_failure_says_why(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            javac = os.path.join(d, "javac")
+            with open(javac, "w") as f:
+                f.write("#!/bin/sh\necho 'HelloServlet.java:1: error: no' >&2\necho '1 error' >&2\nexit 1\n")
+            os.chmod(javac, 0o755)
+            with self.assertRaisesRegex(targets.StartError,
+                                        "did not build: HelloServlet.java:1: error: no \\| 1 error"):
+                targets.Tomcat.build(javac, javac)  # any existing file stands for the jar
+
+    def test_stack_trace_tail_is_its_exceptions(self):
+        import tempfile
+        tomcat = targets.Tomcat("tomcat", cpus="0")
+        with tempfile.TemporaryFile("w+") as tomcat.log:
+            tomcat.log.write("SEVERE: Error running command\n"
+                             "java.lang.Error: LifecycleException: Protocol handler initialization failed\n"
+                             "\tat org.apache.catalina.startup.Catalina.load(Catalina.java:1)\n"
+                             "Caused by: java.net.BindException: Address already in use\n"
+                             "\tat java.base/sun.nio.ch.Net.bind0(Native Method)\n\t... 13 more\n")
+            self.assertEqual(tomcat.stderr_tail(2), "java.lang.Error: LifecycleException: Protocol handler "
+                             "initialization failed | Caused by: java.net.BindException: Address already in use")
+
+    @unittest.skipUnless(os.access(targets.JAVAC, os.X_OK) and os.path.exists(targets.SERVLET_API),
+                         "javac or tomcat10's servlet API is not installed")
+    def test_servlet_compiles(self):
+        classes = targets.Tomcat.build(targets.JAVAC, targets.SERVLET_API)
+        self.assertTrue(os.path.exists(os.path.join(classes, "HelloServlet.class")))
+
+    def test_spring_row_beside_the_article(self):
+        def cell(name, kind, rps):
+            return {"name": name, "kind": kind, "tool": "ab", "mode": "close", "workers": 1, "variant": None,
+                    "rps": rps}
+        rows = report.article_tables([cell("spring", "persona", 10000.0), cell("tomcat", "peer", 4000.0),
+                                      cell("sanic", "persona", 9000.0)]).splitlines()
+        self.assertIn("| Spring (here: Tomcat 10.1 servlet, without Spring MVC) | 5,477.01 (000: ab -n 20000 -c 1000) "
+                      "| 4,000 | 10,000 | 2.5 x |", rows)
+        sanic = next(r for r in rows if r.startswith("| Sanic"))
+        self.assertIn("cannot run here: the article's figure is the only one", sanic)
+        failed = report.article_tables([cell("spring", "persona", 10000.0),
+                                        dict(cell("tomcat", "peer", None), error="did not start")]).splitlines()
+        self.assertTrue(any("| failed: did not start | 10,000 | - |" in r for r in failed))
 
 
 if __name__ == "__main__":
