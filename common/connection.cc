@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <utility>
 
@@ -158,6 +159,26 @@ void Connection::start_reading() {
   reading_ = true;
 }
 
+// Accepted once its first bytes arrived (TCP_DEFER_ACCEPT): the request is
+// read now, as libuv would read it a loop turn later. A connection it
+// answers and closes at once never reaches epoll. EAGAIN (a client silent
+// past the kernel's deferral) leaves it to libuv.
+void Connection::read_now() {
+  if (phase_ != Phase::reading) return;
+  uv_os_fd_t fd;
+  HELLO_CHECK_UV(uv_fileno(reinterpret_cast<uv_handle_t*>(&tcp_), &fd));
+  uv_buf_t buf = worker_.read_buffer();
+  ssize_t n;
+  do n = ::read(fd, buf.base, buf.len);
+  while (n < 0 && errno == EINTR);
+  if (n > 0)
+    on_read(n, &buf);
+  else if (n == 0)
+    on_read(UV_EOF, &buf);
+  else if (errno != EAGAIN && errno != EWOULDBLOCK)
+    on_read(uv_translate_sys_error(errno), &buf);
+}
+
 void Connection::stop_reading() {
   if (!reading_) return;
   HELLO_CHECK_UV(uv_read_stop(stream()));
@@ -229,7 +250,11 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
     worker_.stats().bytes_in.add(static_cast<uint64_t>(nread));
     if (phase_ == Phase::reading) {
       read_ns_ = uv_hrtime();
+      // A read shorter than the buffer emptied the socket: while it is
+      // consumed, nothing waits unread behind it (see unread_input()).
+      drained_ = static_cast<size_t>(nread) < buf->len;
       consume(buf->base, static_cast<size_t>(nread), false);
+      drained_ = false;
     } else if (phase_ == Phase::waiting || phase_ == Phase::streaming)
       hold(buf->base, static_cast<size_t>(nread));
     // ending, lingering: the client's remaining bytes are drained and
@@ -580,8 +605,7 @@ void Connection::send(const std::string& out) {
     pending_->backlog.append(out);
     return;
   }
-  uv_buf_t buf = uv_buf_init(const_cast<char*>(out.data()), static_cast<unsigned>(out.size()));
-  int n = uv_try_write(stream(), &buf, 1);
+  int n = try_send(out);
   if (n == static_cast<int>(out.size())) return;
   if (n < 0 && n != UV_EAGAIN) {
     close();
@@ -592,6 +616,25 @@ void Connection::send(const std::string& out) {
   pending_->req.data = this;
   pending_->queued.assign(out, static_cast<size_t>(n));
   write_queued();
+}
+
+// Writes what the kernel takes now. The answer a connection ends with goes
+// with MSG_MORE: the kernel holds it for the FIN that finish_if_done() sends
+// next, in the same call (close() or shutdown()), and both leave in one
+// segment instead of two. A rest that did not fit goes by uv_write(), which
+// pushes the held part with it.
+int Connection::try_send(const std::string& out) {
+  if (phase_ != Phase::ending) {
+    uv_buf_t buf = uv_buf_init(const_cast<char*>(out.data()), static_cast<unsigned>(out.size()));
+    return uv_try_write(stream(), &buf, 1);
+  }
+  uv_os_fd_t fd;
+  HELLO_CHECK_UV(uv_fileno(reinterpret_cast<uv_handle_t*>(&tcp_), &fd));
+  ssize_t n;
+  do n = ::send(fd, out.data(), out.size(), MSG_MORE | MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  if (n >= 0) return static_cast<int>(n);
+  return errno == EAGAIN || errno == EWOULDBLOCK ? UV_EAGAIN : uv_translate_sys_error(errno);
 }
 
 void Connection::write_queued() {
@@ -650,6 +693,7 @@ void Connection::on_write(int status) {
 // before the client reads it.
 bool Connection::unread_input() {
   if (!clean_end_) return true;
+  if (drained_) return false;  // the read being consumed emptied the socket
   uv_os_fd_t fd;
   int pending = 0;
   if (uv_fileno(reinterpret_cast<uv_handle_t*>(&tcp_), &fd) != 0) return true;

@@ -111,6 +111,9 @@ class Connection {
   void start(uv_stream_t* server);
   // The same for a socket accepted outside libuv (at shutdown).
   void adopt(uv_os_sock_t fd);
+  // Reads the request of a connection accepted once its first bytes came
+  // (TCP_DEFER_ACCEPT) now instead of a loop turn later.
+  void read_now();
   // Closes the handle; the worker gets the connection back in on_close.
   // `why` counts the close unless a reason was decided before.
   void close(CloseReason why = CloseReason::none);
@@ -172,6 +175,7 @@ class Connection {
   void end(bool clean);
   void send_output();
   void send(const std::string& out);
+  int try_send(const std::string& out);
   void write_queued();
   void finish_if_done();
   bool unread_input();
@@ -200,6 +204,9 @@ class Connection {
   bool read_since_check_ = false;
   // ending: the closing request ended exactly where the input did.
   bool clean_end_ = false;
+  // While a read is being consumed: it drained the socket (it was shorter
+  // than the buffer), so nothing unread waits behind it.
+  bool drained_ = false;
   // Service time (docs/observability.md): when the bytes being consumed
   // were read, and when the first byte of the oldest request not yet
   // answered was (0: none).

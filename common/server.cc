@@ -62,6 +62,7 @@ struct Options {
   std::vector<uint64_t> seed;       // --seed, if given
   std::vector<std::string> stalls;  // --stall SPEC, each as given
   std::string admin;                // --admin HOST:PORT, or empty
+  bool no_defer_accept = false;     // --no-defer-accept
 };
 
 // Usage errors exit 2, like getopt-based tools; startup failures exit 1.
@@ -244,6 +245,9 @@ int run(const Persona& persona, int argc, char** argv) {
                  "Open connections per worker; beyond it new ones are closed at once")
       ->capture_default_str()
       ->check(CLI::Range(size_t{1}, size_t{1} << 24));
+  app.add_flag("--no-defer-accept", opt.no_defer_accept,
+               "Accept a connection at its handshake, not at its first bytes (TCP_DEFER_ACCEPT, "
+               "on by default: a silent client is accepted about a second late)");
   app.add_option("--admin", opt.admin,
                  "Serve /metrics (Prometheus), /healthz, /readyz and /stats on this address, "
                  "never the persona's port (docs/observability.md); keep it on loopback or a "
@@ -312,6 +316,7 @@ int run(const Persona& persona, int argc, char** argv) {
     opt.table.routes = &opt.routes;
   }
   opt.table.keep_alive_timeout = opt.keep_alive_timeout;
+  opt.worker.defer_accept = !opt.no_defer_accept;
   opt.worker.header_timeout_ms = seconds_to_ms(opt.header_timeout);
   opt.worker.keep_alive_timeout_ms = seconds_to_ms(opt.keep_alive_timeout);
   opt.worker.send_timeout_ms = seconds_to_ms(opt.send_timeout);

@@ -32,6 +32,7 @@ struct WorkerOptions {
   uint64_t keep_alive_timeout_ms = 60000;  // idle between requests
   uint64_t send_timeout_ms = 30000;        // a queued write that makes no progress
   size_t max_connections = 10000;          // open at once, per worker
+  bool defer_accept = true;                // accept at a connection's first bytes, and read them
   uint64_t seed = 0;                       // worker i decides shaped answers from seed + i
   bool loop_metrics = false;               // measure the loop's idle time (--admin)
   std::vector<Stall> stalls;               // --stall, each one on every worker

@@ -1,0 +1,82 @@
+// How connections begin and end on the wire: accepted at their first bytes
+// (TCP_DEFER_ACCEPT, unless --no-defer-accept), and the last answer sent
+// with the FIN.
+#include <gtest/gtest.h>
+#include <linux/tcp.h>  // struct tcp_info with tcpi_segs_in
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <thread>
+
+#include "test_client.h"
+
+namespace hello::test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Segments the client has received on the connection so far.
+uint32_t segments_in(int fd) {
+  struct tcp_info info = {};
+  socklen_t len = sizeof info;
+  EXPECT_EQ(getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len), 0);
+  return info.tcpi_segs_in;
+}
+
+// The kernel retransmits the SYN-ACK of a silent client after 1 s; only
+// then is it accepted. Well before that, the server has not seen it.
+TEST(DeferAccept, ASilentClientIsNotAcceptedAtItsHandshake) {
+  ServerProcess s("sanic");
+  Client silent(s.port());
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  ASSERT_EQ(s.stop(), 0);
+  std::string err = s.rest_of_stderr();
+  EXPECT_NE(err.find("total: 0 connections"), std::string::npos) << err;
+}
+
+TEST(DeferAccept, OffAcceptsAtTheHandshake) {
+  ServerProcess s("sanic", {"--no-defer-accept"});
+  Client silent(s.port());
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  ASSERT_EQ(s.stop(), 0);
+  std::string err = s.rest_of_stderr();
+  EXPECT_NE(err.find("total: 1 connections"), std::string::npos) << err;
+}
+
+// Accepted about a second late, a silent client then has the header
+// timeout like any other: it is not kept forever.
+TEST(DeferAccept, ASilentClientStillTimesOut) {
+  ServerProcess s("sanic", {"--header-timeout", "0.3"});
+  Client silent(s.port());
+  auto start = Clock::now();
+  auto rest = silent.read_to_eof(std::chrono::seconds(6));
+  ASSERT_TRUE(rest.has_value()) << "a silent client was never accepted and closed";
+  EXPECT_GE(Clock::now() - start, std::chrono::milliseconds(900));
+}
+
+// The client receives the SYN-ACK, the ACK of its request, and the answer
+// with the FIN in one segment: 3 segments, where an answer followed by a
+// FIN of its own makes 4. Input left unread behind the answer ends with a
+// FIN too (shutdown, then the wait for the client's), not a reset.
+class LastAnswer : public ::testing::TestWithParam<bool> {};
+
+TEST_P(LastAnswer, LeavesWithTheFin) {
+  std::vector<std::string> flags;
+  if (!GetParam()) flags.push_back("--no-defer-accept");
+  ServerProcess s("sanic", flags);
+  for (std::string_view request :
+       {"GET / HTTP/1.0\r\n\r\n", "GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\nGET / HTTP/1.1\r\n"}) {
+    Client c(s.port());
+    ASSERT_TRUE(c.send(request));
+    auto all = c.read_to_eof();
+    ASSERT_TRUE(all.has_value()) << request;
+    EXPECT_NE(all->find("\r\n\r\nHello!!!"), std::string::npos) << *all;
+    EXPECT_LE(segments_in(c.fd()), 3u) << request;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(DeferAccept, LastAnswer, ::testing::Bool());
+
+}  // namespace
+}  // namespace hello::test
