@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <utility>
 
 #include "check.h"
 #include "connection.h"
@@ -39,6 +40,13 @@ constexpr uint64_t kDrainCheckMs = 50;
 // Pooled writes keep at most this much buffer capacity.
 constexpr size_t kPooledCapacity = 64 * 1024;
 
+// Accepting pauses for one loop turn after every kAcceptBatch connections,
+// so no turn accepts more. libuv would accept for as long as clients keep
+// connecting, and a connection answered and closed at accept
+// (Connection::read_now) is given back to the pool only when the turn ends;
+// the connections already open would wait meanwhile.
+constexpr int kAcceptBatch = 64;
+
 constexpr uint64_t kNsPerUs = 1000;
 constexpr uint64_t kNsPerSecond = 1000000000;
 
@@ -53,6 +61,7 @@ struct WorkerCallbacks {
   static void listener_closed(uv_handle_t* h) { of(h)->on_listener_closed(); }
   static void relisten(uv_timer_t* t) { of(t)->on_relisten(); }
   static void drain_timer(uv_timer_t* t) { of(t)->on_drain_timer(); }
+  static void resume_accepting(uv_idle_t* i) { of(i)->resume_accepting(); }
   static void stall(Timer* t) { static_cast<Worker*>(t->data)->on_stall(t); }
 };
 
@@ -81,12 +90,14 @@ int Worker::init() {
   HELLO_CHECK_UV(uv_timer_init(&loop_, &date_timer_));
   HELLO_CHECK_UV(uv_timer_init(&loop_, &relisten_timer_));
   HELLO_CHECK_UV(uv_timer_init(&loop_, &drain_timer_));
-  date_timer_.data = relisten_timer_.data = drain_timer_.data = this;
+  HELLO_CHECK_UV(uv_idle_init(&loop_, &accept_idle_));
+  date_timer_.data = relisten_timer_.data = drain_timer_.data = accept_idle_.data = this;
   if ((rc = timers_.init(&loop_)) != 0 ||
       (rc = uv_async_init(&loop_, &command_async_, WorkerCallbacks::command)) != 0) {
     uv_close(reinterpret_cast<uv_handle_t*>(&date_timer_), WorkerCallbacks::closed);
     uv_close(reinterpret_cast<uv_handle_t*>(&relisten_timer_), WorkerCallbacks::closed);
     uv_close(reinterpret_cast<uv_handle_t*>(&drain_timer_), WorkerCallbacks::closed);
+    uv_close(reinterpret_cast<uv_handle_t*>(&accept_idle_), WorkerCallbacks::closed);
     timers_.close();
     HELLO_CHECK_UV(uv_run(&loop_, UV_RUN_DEFAULT));
     HELLO_CHECK_UV(uv_loop_close(&loop_));
@@ -177,6 +188,7 @@ void Worker::drop_kept_socket() {
 // accepting on EMFILE; a moment later the worker watches it again.
 void Worker::pause_accepting() {
   if (!listening_ || stopping_) return;
+  HELLO_CHECK(!accept_deferred_);  // libuv does not watch the listener meanwhile
   listening_ = false;
   uv_close(reinterpret_cast<uv_handle_t*>(&listener_), WorkerCallbacks::listener_closed);
 }
@@ -276,6 +288,7 @@ void Worker::finish_if_done() {
   uv_close(reinterpret_cast<uv_handle_t*>(&date_timer_), WorkerCallbacks::closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&relisten_timer_), WorkerCallbacks::closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&drain_timer_), WorkerCallbacks::closed);
+  uv_close(reinterpret_cast<uv_handle_t*>(&accept_idle_), WorkerCallbacks::closed);
   timers_.close();
   // Unreferenced, the command handle no longer keeps the loop running.
   uv_unref(reinterpret_cast<uv_handle_t*>(&command_async_));
@@ -345,6 +358,7 @@ Connection* Worker::acquire() {
 void Worker::accept_queued() {
   uv_os_fd_t fd;
   if (!listening_ || uv_fileno(reinterpret_cast<uv_handle_t*>(&listener_), &fd) != 0) return;
+  resume_accepting();  // first the one libuv holds, if any
   // Bounded by the listen backlog: the queue holds no more than that.
   for (int i = 0; i < kListenBacklog; ++i) {
     int client = accept4(fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -364,6 +378,13 @@ void Worker::on_connection(int status) {
     if (status == UV_EMFILE || status == UV_ENFILE) pause_accepting();
     return;
   }
+  if (++accepted_in_batch_ > kAcceptBatch) {
+    // Left with libuv, which stops watching the listener until it is
+    // accepted: on the next turn, once this one's closed connections are back.
+    accept_deferred_ = true;
+    HELLO_CHECK_UV(uv_idle_start(&accept_idle_, WorkerCallbacks::resume_accepting));
+    return;
+  }
   // Over the limit the connection is accepted only to be closed at once:
   // libuv stops watching the listener until the pending one is accepted.
   bool over_limit = stats_.open.get() >= options_.max_connections;
@@ -375,6 +396,12 @@ void Worker::on_connection(int status) {
   }
   stats_.connections.add();
   if (options_.defer_accept) c->read_now();
+}
+
+void Worker::resume_accepting() {
+  HELLO_CHECK_UV(uv_idle_stop(&accept_idle_));
+  accepted_in_batch_ = 0;
+  if (std::exchange(accept_deferred_, false)) on_connection(0);
 }
 
 void Worker::release(Connection* c) {

@@ -111,6 +111,7 @@ class Worker {
   Connection* acquire();
   void accept_queued();
   void on_connection(int status);
+  void resume_accepting();
   void on_date_timer();
   void on_drain_timer();
   void on_command();
@@ -129,6 +130,10 @@ class Worker {
   uv_timer_t date_timer_;
   uv_timer_t relisten_timer_;
   uv_timer_t drain_timer_;
+  // Accepting goes on here, the next loop turn, after a full batch.
+  uv_idle_t accept_idle_;
+  int accepted_in_batch_ = 0;
+  bool accept_deferred_ = false;  // libuv holds an accepted socket for us
   struct sockaddr_storage address_;
   int kept_socket_ = -1;  // a second descriptor of the listening socket
   uv_async_t command_async_;

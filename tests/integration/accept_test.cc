@@ -4,9 +4,13 @@
 #include <gtest/gtest.h>
 #include <linux/tcp.h>  // struct tcp_info with tcpi_segs_in
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 
+#include <algorithm>
+#include <memory>
 #include <thread>
+#include <vector>
 
 #include "test_client.h"
 
@@ -77,6 +81,30 @@ TEST_P(LastAnswer, LeavesWithTheFin) {
 }
 
 INSTANTIATE_TEST_SUITE_P(DeferAccept, LastAnswer, ::testing::Bool());
+
+// A worker accepts 64 connections a loop turn, then goes on the next turn:
+// a burst queued while it was stopped (SIGSTOP) is answered in full.
+TEST(AcceptBatch, EveryConnectionOfABurstIsAnswered) {
+  ServerProcess s("sanic");
+  s.signal(SIGSTOP);
+  std::vector<std::unique_ptr<Client>> clients;
+  for (int i = 0; i < 300; ++i) {
+    clients.push_back(std::make_unique<Client>(s.port()));
+    ASSERT_TRUE(clients.back()->send("GET / HTTP/1.0\r\n\r\n"));
+  }
+  s.signal(SIGCONT);
+  int answered = 0;
+  auto deadline = Clock::now() + std::chrono::seconds(5);  // for all of them
+  for (auto& c : clients) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    auto all = c->read_to_eof(std::max(left, std::chrono::milliseconds(1)));
+    if (all.has_value() && all->find("\r\n\r\nHello!!!") != std::string::npos) ++answered;
+  }
+  EXPECT_EQ(answered, 300);
+  ASSERT_EQ(s.stop(), 0);
+  std::string err = s.rest_of_stderr();
+  EXPECT_NE(err.find("total: 300 connections, 300 requests"), std::string::npos) << err;
+}
 
 }  // namespace
 }  // namespace hello::test
