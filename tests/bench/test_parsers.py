@@ -449,6 +449,28 @@ class FastPeersTest(unittest.TestCase):
         self.assertIn("| CPU/request, 16-deep pipelining (wrk -c64), vs h2o 2.2.5 (static file) | - | "
                       "hello-sanic - | not measured |", rows)
         self.assertFalse(any("Go 1.19" in r for r in rows))  # not run: no rows
+        # Keep-alive against the cheapest of them (nginx here): ≤ 1.0.
+        self.assertIn("| CPU/request, keep-alive (wrk -c64), vs the cheapest peer of nginx, h2o, Go and Node (nginx) | "
+                      "≤ 1.00 | hello-sanic 0.80 | yes |", rows)
+
+    def test_short_connection_and_pipelining_targets(self):
+        def cell(name, kind, tool, mode, cpu):
+            return {"name": name, "kind": kind, "tool": tool, "mode": mode, "workers": 1, "variant": None,
+                    "cpu_us_per_request": cpu}
+        cells = [cell("sanic", "persona", "ab", "close", 20.0), cell("nginx", "peer", "ab", "close", 21.0),
+                 cell("h2o", "peer", "ab", "close", 25.0), cell("sanic", "persona", "wrk", "pipeline", 0.5),
+                 cell("nginx", "peer", "wrk", "pipeline", 6.0), cell("h2o", "peer", "wrk", "pipeline", 4.0)]
+        rows = report.performance_table({"performance": {"idle_rss": []}}, cells).splitlines()
+        # 20 / 21 = 0.95: within 1.0 but not 0.90.
+        self.assertIn("| CPU/request, HTTP/1.0 one request per connection (ab -c100), vs nginx | ≤ 0.90 | "
+                      "hello-sanic 0.95 | **no** |", rows)
+        self.assertIn("| CPU/request, HTTP/1.0 one request per connection (ab -c100), vs h2o 2.2.5 (static file) | "
+                      "≤ 0.95 | hello-sanic 0.80 | yes |", rows)
+        # h2o is the cheapest pipelined: 0.5 / 4.0 = 0.125 > 0.10.
+        self.assertIn("| CPU/request, 16-deep pipelining (wrk -c64), vs the cheapest peer of nginx, h2o, Go and Node "
+                      "(h2o 2.2.5 (static file)) | ≤ 0.10 | hello-sanic 0.12 | **no** |", rows)
+        # The ab row against h2o has a target: it is not repeated as an informational one.
+        self.assertEqual(sum("(ab -c100), vs h2o" in r for r in rows), 1)
 
 
 class TomcatPeerTest(unittest.TestCase):
