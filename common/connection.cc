@@ -354,7 +354,7 @@ void Connection::note_service(uint32_t answered, bool pending) {
     uint64_t now = uv_hrtime();
     LatencyHistogram& h = worker_.service_time();
     h.record(now - pending_since_ns_);
-    for (uint32_t i = 1; i < answered; ++i) h.record(now - read_ns_);
+    if (answered > 1) h.record(now - read_ns_, answered - 1);
   }
   pending_since_ns_ = !pending ? 0 : answered > 0 ? read_ns_ : pending_since_ns_;
 }

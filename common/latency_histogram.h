@@ -171,19 +171,21 @@ class LatencySnapshot {
 
 class LatencyHistogram {
  public:
-  // Counts one service time. Only the owning thread may call it.
-  void record(uint64_t ns) {
+  // Counts `count` service times of `ns` each (the answers of one read
+  // share one), as `count` calls with one would. Only the owning thread
+  // may call it.
+  void record(uint64_t ns, uint64_t count = 1) {
     uint64_t v = ns;
     if (v > LatencyLayout::kMaxTrackableNs) [[unlikely]] {
       v = LatencyLayout::kMaxTrackableNs;
-      clamped_.add();
+      clamped_.add(count);
     }
     size_t i = LatencyLayout::bucket_of(v);
-    buckets_[i].add();
+    buckets_[i].add(count);
     size_t slot = latency_detail::kSlotOfBucket[i];
     slot += ns > latency_detail::kSlotBounds[slot];
-    slots_[slot].add();
-    sum_ns_.add(ns);
+    slots_[slot].add(count);
+    sum_ns_.add(ns * count);
     if (ns > max_ns_.load(std::memory_order_relaxed)) max_ns_.store(ns, std::memory_order_relaxed);
   }
 

@@ -134,6 +134,29 @@ TEST(LatencyHistogram, QuantilesBelow256AreExact) {
   EXPECT_EQ(s.quantile_ns(255.0 / 256), 254u);
 }
 
+// One call for the answers of a read counts as one call per answer.
+TEST(LatencyHistogram, ACountOfOneValueIsThatManyRecords) {
+  LatencyHistogram one_by_one;
+  LatencyHistogram at_once;
+  for (uint64_t v :
+       {uint64_t{0}, uint64_t{999}, uint64_t{1'000}, uint64_t{123'456'789}, uint64_t{1} << 60}) {
+    for (int i = 0; i < 15; ++i) one_by_one.record(v);
+    at_once.record(v, 15);
+  }
+  LatencySnapshot a = one_by_one.snapshot();
+  LatencySnapshot b = at_once.snapshot();
+  EXPECT_EQ(b.count(), 75u);
+  EXPECT_EQ(b.count(), a.count());
+  EXPECT_EQ(b.sum_ns(), a.sum_ns());
+  EXPECT_EQ(b.max_ns(), a.max_ns());
+  EXPECT_EQ(b.clamped(), a.clamped());
+  EXPECT_EQ(b.clamped(), 15u);
+  for (double q : {0.1, 0.3, 0.5, 0.7, 0.9, 0.99})
+    EXPECT_EQ(b.quantile_ns(q), a.quantile_ns(q)) << q;
+  for (uint64_t bound : kPrometheusBoundsNs)
+    EXPECT_EQ(b.count_at_or_below(bound), a.count_at_or_below(bound));
+}
+
 TEST(LatencyHistogram, SumCountAndMaxAreExact) {
   LatencyHistogram h;
   uint64_t sum = 0;
