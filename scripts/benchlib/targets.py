@@ -277,19 +277,23 @@ class Nginx(Target):
     def command(self):
         with open(os.path.join(PEERS, "nginx.conf.in")) as f:
             conf = f.read()
-        conf = conf.replace("@WORKERS@", str(self.workers)).replace("@PORT@", str(self.port))
-        conf = conf.replace("@PREFIX@", self.tmp)
+        conf = fill(conf, WORKERS=self.workers, PORT=self.port, PREFIX=self.tmp)
         path = os.path.join(self.tmp, "nginx.conf")
         with open(path, "w") as f:
             f.write(conf)
         return ["/usr/sbin/nginx", "-p", self.tmp, "-c", path]
 
 
+def fill(template, **values):
+    """A peer's configuration template with each @KEY@ replaced by its value."""
+    for key, value in values.items():
+        template = template.replace(f"@{key}@", str(value))
+    return template
+
+
 def render_h2o_conf(template, port, threads, prefix, user):
     """h2o.conf.in with its @PORT@, @THREADS@, @PREFIX@ and @USER@ filled in."""
-    for key, value in (("@PORT@", port), ("@THREADS@", threads), ("@PREFIX@", prefix), ("@USER@", user)):
-        template = template.replace(key, str(value))
-    return template
+    return fill(template, PORT=port, THREADS=threads, PREFIX=prefix, USER=user)
 
 
 class H2o(Target):
@@ -368,9 +372,7 @@ TOMCAT_SOURCE = os.path.join(PEERS, "tomcat_hello")
 
 def render_tomcat_server_xml(template, port, threads):
     """tomcat_hello/server.xml.in with its @PORT@ and @THREADS@ filled in."""
-    for key, value in (("@PORT@", port), ("@THREADS@", threads)):
-        template = template.replace(key, str(value))
-    return template
+    return fill(template, PORT=port, THREADS=threads)
 
 
 def javac_command(out_dir, javac=JAVAC, servlet_api=SERVLET_API, source=TOMCAT_SOURCE):
