@@ -388,10 +388,7 @@ def charts(out, cells):
             ax.set_xlabel(unit)
             ax.set_title(title)
             ax.invert_yaxis()
-            fig.tight_layout()
-            fig.savefig(os.path.join(out, name), dpi=100)
-            plt.close(fig)
-            made.append(name)
+            _save(plt, fig, out, name, made)
     # Client p99 beside server p99, grouped per target, tool, mode and worker count.
     pairs = [c for c in _server_cells(cells) if c.get("p99_ms") and c.get("server_p99_ms")]
     if pairs:
@@ -419,10 +416,7 @@ def charts(out, cells):
         ax.set_ylabel("p99 latency, ms (median of the runs)")
         ax.set_title("Client-side p99 against server-side p99")
         ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(os.path.join(out, "latency.png"), dpi=100)
-        plt.close(fig)
-        made.append("latency.png")
+        _save(plt, fig, out, "latency.png", made)
     # Requests per second against worker count, one line per target and configuration.
     series = {}
     for c in clean:
@@ -437,11 +431,16 @@ def charts(out, cells):
         ax.set_xticks(sorted({p[0] for v in series.values() for p in v}))
         ax.set_title("Requests per second against worker count")
         ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(os.path.join(out, "workers.png"), dpi=100)
-        plt.close(fig)
-        made.append("workers.png")
+        _save(plt, fig, out, "workers.png", made)
     return made
+
+
+def _save(plt, fig, out, name, made):
+    """Writes a finished chart to OUT/NAME and lists it in `made`."""
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, name), dpi=100)
+    plt.close(fig)
+    made.append(name)
 
 
 def write_markdown(out, meta, cells, chart_files):
