@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 #include <utility>
 
 #include "check.h"
@@ -206,37 +207,22 @@ void Connection::drain() {
 // libuv has called back a cancelled write, if any, before this.
 void Connection::on_close() {
   HELLO_CHECK(pending_ == nullptr && !timer_.active());
-  WorkerStats& s = worker_.stats();
-  switch (close_reason_) {
-    case CloseReason::limit:
-      s.connections_rejected.add();
-      break;
-    case CloseReason::client:
-      s.closed_client.add();
-      break;
-    case CloseReason::answered:
-      s.closed_answered.add();
-      break;
-    case CloseReason::keepalive_timeout:
-      s.closed_keepalive_timeout.add();
-      break;
-    case CloseReason::header_timeout:
-      s.closed_header_timeout.add();
-      break;
-    case CloseReason::send_timeout:
-      s.closed_send_timeout.add();
-      break;
-    case CloseReason::reset:
-      s.closed_reset.add();
-      break;
-    case CloseReason::shutdown:
-      s.closed_shutdown.add();
-      break;
-    case CloseReason::none:
-    case CloseReason::error:
-      s.closed_error.add();
-      break;
-  }
+  // The counter of each CloseReason, in the enum's order; an undecided
+  // reason counts as an error.
+  static constexpr Counter WorkerStats::*kClosedBy[] = {
+      &WorkerStats::closed_error,
+      &WorkerStats::connections_rejected,
+      &WorkerStats::closed_client,
+      &WorkerStats::closed_answered,
+      &WorkerStats::closed_keepalive_timeout,
+      &WorkerStats::closed_header_timeout,
+      &WorkerStats::closed_send_timeout,
+      &WorkerStats::closed_reset,
+      &WorkerStats::closed_shutdown,
+      &WorkerStats::closed_error,
+  };
+  static_assert(std::size(kClosedBy) == static_cast<size_t>(CloseReason::error) + 1);
+  (worker_.stats().*kClosedBy[static_cast<size_t>(close_reason_)]).add();
   release_held();
   release_stream();
   release_heart();
