@@ -27,23 +27,25 @@ uint32_t segments_in(int fd) {
   return info.tcpi_segs_in;
 }
 
+// The exit summary's connection count after a client connected and said
+// nothing for 0.4 s.
+std::string connections_after_silence(const std::vector<std::string>& flags) {
+  ServerProcess s("sanic", flags);
+  Client silent(s.port());
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  EXPECT_EQ(s.stop(), 0);
+  return s.rest_of_stderr();
+}
+
 // The kernel retransmits the SYN-ACK of a silent client after 1 s; only
 // then is it accepted. Well before that, the server has not seen it.
 TEST(DeferAccept, ASilentClientIsNotAcceptedAtItsHandshake) {
-  ServerProcess s("sanic");
-  Client silent(s.port());
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
-  ASSERT_EQ(s.stop(), 0);
-  std::string err = s.rest_of_stderr();
+  std::string err = connections_after_silence({});
   EXPECT_NE(err.find("total: 0 connections"), std::string::npos) << err;
 }
 
 TEST(DeferAccept, OffAcceptsAtTheHandshake) {
-  ServerProcess s("sanic", {"--no-defer-accept"});
-  Client silent(s.port());
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
-  ASSERT_EQ(s.stop(), 0);
-  std::string err = s.rest_of_stderr();
+  std::string err = connections_after_silence({"--no-defer-accept"});
   EXPECT_NE(err.find("total: 1 connections"), std::string::npos) << err;
 }
 
