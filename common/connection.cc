@@ -166,8 +166,7 @@ void Connection::start_reading() {
 // past the kernel's deferral) leaves it to libuv.
 void Connection::read_now() {
   if (phase_ != Phase::reading) return;
-  uv_os_fd_t fd;
-  HELLO_CHECK_UV(uv_fileno(reinterpret_cast<uv_handle_t*>(&tcp_), &fd));
+  uv_os_fd_t fd = socket();
   uv_buf_t buf = worker_.read_buffer();
   ssize_t n;
   do n = ::read(fd, buf.base, buf.len);
@@ -178,6 +177,14 @@ void Connection::read_now() {
     on_read(UV_EOF, &buf);
   else if (errno != EAGAIN && errno != EWOULDBLOCK)
     on_read(uv_translate_sys_error(errno), &buf);
+}
+
+// The connection's descriptor: it has one from accept until close().
+uv_os_fd_t Connection::socket() {
+  HELLO_CHECK(phase_ != Phase::closing);
+  uv_os_fd_t fd;
+  HELLO_CHECK_UV(uv_fileno(reinterpret_cast<uv_handle_t*>(&tcp_), &fd));
+  return fd;
 }
 
 void Connection::stop_reading() {
@@ -564,10 +571,9 @@ void Connection::finish_stream() {
 }
 
 void Connection::reset() {
-  uv_os_fd_t fd;
+  if (phase_ == Phase::closing) return;  // sending the answers before it failed
   struct linger abortive = {1, 0};
-  if (uv_fileno(reinterpret_cast<uv_handle_t*>(&tcp_), &fd) == 0)
-    setsockopt(fd, SOL_SOCKET, SO_LINGER, &abortive, sizeof abortive);
+  setsockopt(socket(), SOL_SOCKET, SO_LINGER, &abortive, sizeof abortive);
   close();
 }
 
@@ -614,8 +620,7 @@ int Connection::try_send(const std::string& out) {
     uv_buf_t buf = uv_buf_init(const_cast<char*>(out.data()), static_cast<unsigned>(out.size()));
     return uv_try_write(stream(), &buf, 1);
   }
-  uv_os_fd_t fd;
-  HELLO_CHECK_UV(uv_fileno(reinterpret_cast<uv_handle_t*>(&tcp_), &fd));
+  uv_os_fd_t fd = socket();
   ssize_t n;
   do n = ::send(fd, out.data(), out.size(), MSG_MORE | MSG_NOSIGNAL);
   while (n < 0 && errno == EINTR);
@@ -680,10 +685,8 @@ void Connection::on_write(int status) {
 bool Connection::unread_input() {
   if (!clean_end_) return true;
   if (drained_) return false;  // the read being consumed emptied the socket
-  uv_os_fd_t fd;
   int pending = 0;
-  if (uv_fileno(reinterpret_cast<uv_handle_t*>(&tcp_), &fd) != 0) return true;
-  return ioctl(fd, FIONREAD, &pending) != 0 || pending > 0;
+  return ioctl(socket(), FIONREAD, &pending) != 0 || pending > 0;
 }
 
 // Ends the connection once nothing more will be sent: straight away if the
@@ -701,8 +704,7 @@ void Connection::finish_if_done() {
     close();
     return;
   }
-  uv_os_fd_t fd;
-  if (uv_fileno(reinterpret_cast<uv_handle_t*>(&tcp_), &fd) != 0 || ::shutdown(fd, SHUT_WR) != 0) {
+  if (::shutdown(socket(), SHUT_WR) != 0) {
     close();
     return;
   }

@@ -148,6 +148,7 @@ class Connection {
   void on_close();
   void start_reading();
   void stop_reading();
+  uv_os_fd_t socket();
   // Feeds input to the heart; `held`: the input is held_'s own.
   void consume(const char* data, size_t len, bool held);
   // Carries out what the heart decided (after feed(), resume() or
