@@ -1,6 +1,6 @@
 // aiohttp 3.8 with web.Response(text=...) and web.json_response.
 // It answers HTTP/1.0 with an HTTP/1.0 status line.
-#include "persona.h"
+#include "persona/persona.h"
 
 namespace {
 

@@ -2,7 +2,7 @@
 // CRLF CRLF it reads with the same fixed bytes and parses nothing, so its
 // cost is what the kernel and the load tester cost. scripts/bench reports
 // every target against it.
-#include "persona.h"
+#include "persona/persona.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // Spring Boot with a @RestController on embedded Tomcat.
 // Tomcat sends no reason phrase, says nothing of a kept HTTP/1.1 connection
 // and announces its keep-alive timeout to HTTP/1.0 clients.
-#include "persona.h"
+#include "persona/persona.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // Starlette 0.26 on uvicorn 0.17. uvicorn writes lower-case
 // headers, date first, and does not keep HTTP/1.0 connections alive.
-#include "persona.h"
+#include "persona/persona.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // Tornado 6 with a RequestHandler that calls self.write().
 // Without a head() method Tornado answers HEAD with 405.
-#include "persona.h"
+#include "persona/persona.h"
 
 namespace {
 

@@ -2,7 +2,7 @@
 // two personas that run it: Flask's own server and gunicorn.
 #pragma once
 
-#include "persona.h"
+#include "persona/persona.h"
 
 namespace hello::werkzeug {
 

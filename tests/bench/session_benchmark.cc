@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "http_bytes.h"
-#include "session.h"
+#include "http1/session.h"
 #include "test_persona.h"
 
 namespace {

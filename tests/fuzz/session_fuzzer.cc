@@ -16,10 +16,10 @@
 #include <string_view>
 #include <vector>
 
-#include "access_log.h"
-#include "floor_session.h"
+#include "observe/access_log.h"
+#include "http1/floor_session.h"
 #include "http_bytes.h"
-#include "session.h"
+#include "http1/session.h"
 #include "test_persona.h"
 
 namespace {

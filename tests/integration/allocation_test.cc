@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "http_bytes.h"
-#include "session.h"
+#include "http1/session.h"
 #include "test_persona.h"
-#include "worker.h"
+#include "server/worker.h"
 
 extern "C" {
 void* __libc_malloc(size_t);

@@ -12,7 +12,7 @@
 
 #include <llhttp.h>
 
-#include "routes_file.h"
+#include "persona/routes_file.h"
 
 namespace hello::test {
 

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <string_view>
 
-#include "persona.h"
+#include "persona/persona.h"
 
 namespace hello::test {
 

@@ -1,0 +1,228 @@
+// One accepted TCP connection: the thin libuv adapter around a Heart.
+// Reads go through the worker's shared buffer; the responses of one read
+// leave in one write, and only what the kernel did not take is copied and
+// queued. Connections are recycled by their worker, never freed per request.
+//
+// A connection's life is one Phase (docs/architecture.md draws it):
+//
+//   reading --> waiting --> reading        an answer waits on the worker's timer
+//   reading | waiting --> streaming --> reading | ending
+//                                          a body sent by reference, or dripped
+//   reading --> writing --> reading        the client reads too slowly: reading pauses
+//   reading | waiting --> ending --> lingering --> closing
+//                                          last answer, then FIN, then the client's FIN
+//   any phase --> closing                  uv_close; the worker gets it back in on_close
+//
+// An idle connection holds little more than its libuv handle: the parser
+// state (a Heart), a write the kernel did not take at once (PendingWrite)
+// and input held behind a waiting answer (HeldInput) are borrowed from the
+// worker's pools while they are needed and given back as soon as they are
+// not, as is the state of a body sent by reference (BodyStream).
+#pragma once
+
+#include <uv.h>
+
+#include <memory>
+#include <string>
+
+#include "http/heart.h"
+#include "base/timer_queue.h"
+
+namespace hello {
+
+class Worker;
+
+// A write libuv finishes later: the request and the bytes it owns.
+struct PendingWrite {
+  uv_write_t req;
+  std::string queued;     // bytes owned by the write in flight
+  std::string_view ref;   // then bytes it does not own: a piece of a streamed body
+  std::string backlog;    // responses produced while that write is in flight
+  uint64_t deadline = 0;  // loop time by which the write must complete
+};
+
+// Input read but not parsed: what followed a request whose answer waits.
+struct HeldInput {
+  std::string bytes;
+  size_t offset = 0;  // bytes before it are parsed
+
+  size_t size() const { return bytes.size() - offset; }
+};
+
+// A body sent by reference (the streaming phase), and how far it has gone.
+struct BodyStream {
+  BodySource source;
+  uint64_t sent = 0;  // bytes handed to the kernel or to a write
+  uint64_t due = 0;   // bytes that may be sent by now
+  uint64_t start_ns = 0;
+  uint64_t drip_ns = 0;  // 0: all at once
+  uint32_t pieces = 1;   // a drip's pieces, and how many are due
+  uint32_t pieces_due = 0;
+  bool closes = false;  // the connection ends after it
+  bool clean_end = false;
+};
+
+class Connection {
+ public:
+  // Why a connection closed, counted once it has (hello_connections_closed_total).
+  enum class CloseReason : uint8_t {
+    none,  // not decided yet: error when it closes
+    limit,
+    client,
+    answered,
+    keepalive_timeout,
+    header_timeout,
+    send_timeout,
+    reset,
+    shutdown,
+    error,
+  };
+
+  enum class Phase : uint8_t {
+    // Parsing requests as they arrive and answering them at once. Without
+    // a request in progress the keep-alive (or first-request) deadline runs
+    // on the worker's sweep; with one, the header deadline on the timer.
+    reading,
+    // An answer waits on the timer. Input is held, not parsed; no header
+    // deadline runs.
+    waiting,
+    // The last answer's body goes out by reference to bytes the heart or
+    // the table owns (a shaped `size`), all at once or piece by piece on
+    // the timer (`drip`). Input is held, as while waiting; a client's EOF
+    // waits for the body's end.
+    streaming,
+    // Output waits for a client that reads too slowly: reading pauses until
+    // it drains (the send timeout runs on the sweep).
+    writing,
+    // The last answer is produced: once it is written, FIN or close.
+    ending,
+    // FIN sent; the sweep closes the connection if the client's does not come.
+    lingering,
+    // uv_close called; the worker gets the connection back in on_close.
+    closing,
+  };
+
+  explicit Connection(Worker& worker);
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Accepts the pending connection of `server` and starts reading. On
+  // failure the connection closes itself and returns to the worker.
+  void start(uv_stream_t* server);
+  // The same for a socket accepted outside libuv (at shutdown).
+  void adopt(uv_os_sock_t fd);
+  // Reads the request of a connection accepted once its first bytes came
+  // (TCP_DEFER_ACCEPT) now instead of a loop turn later.
+  void read_now();
+  // Closes the handle; the worker gets the connection back in on_close.
+  // `why` counts the close unless a reason was decided before.
+  void close(CloseReason why = CloseReason::none);
+  // Graceful stop: answer what the client has sent (waiting answers
+  // included), then close once the connection has been idle for a moment
+  // (see check_drain()).
+  void drain();
+  // The worker's once-a-second sweep: the keep-alive and first-request
+  // deadlines, the send timeout and the end of the wait after our FIN.
+  void check_deadlines(uint64_t now_ms);
+  // While draining, called every few tens of milliseconds: a connection
+  // that read nothing since the last call and owes nothing is closed.
+  void check_drain(uint64_t now_ms);
+
+  Phase phase() const { return phase_; }
+
+  // The worker's intrusive list of live connections.
+  Connection* prev = nullptr;
+  Connection* next = nullptr;
+
+ private:
+  friend struct ConnectionCallbacks;
+
+  uv_stream_t* stream() { return reinterpret_cast<uv_stream_t*>(&tcp_); }
+  bool writing() const { return pending_ != nullptr; }
+  // Every phase change goes through here and is checked.
+  void enter(Phase to);
+  void begin();
+  void on_read(ssize_t nread, const uv_buf_t* buf);
+  void on_write(int status);
+  void on_timer();
+  void on_close();
+  void start_reading();
+  void stop_reading();
+  uv_os_fd_t socket();
+  // Feeds input to the heart; `held`: the input is held_'s own.
+  void consume(const char* data, size_t len, bool held);
+  // Carries out what the heart decided (after feed(), resume() or
+  // time_out()): one place for every outcome. `data` and `len` are the
+  // input fed, whose unparsed rest is held when an answer waits.
+  void after_feed(const Fed& fed, const char* data, size_t len, bool held, bool was_partial);
+  // The waiting answer is due.
+  void answer_waiting();
+  // Sends the body fed.body after the output, keeping the unparsed input.
+  void start_stream(const Fed& fed, const char* data, size_t len, bool held);
+  // Sends what is due of the body, after `head` (answers before it) if
+  // given, which is empty once handed over.
+  void pump_stream(std::string* head);
+  // The body is out: parsing goes on, or the connection ends.
+  void finish_stream();
+  // A drip's next piece is due.
+  void drip();
+  // Ends the connection with a TCP reset (SO_LINGER 0).
+  void reset();
+  // Keeps input that cannot be parsed yet.
+  void hold(const char* data, size_t len);
+  void release_held();
+  void release_stream();
+  void release_heart();
+  void end(bool clean);
+  void send_output();
+  void send(const std::string& out);
+  int try_send(const std::string& out);
+  void write_queued();
+  void finish_if_done();
+  bool unread_input();
+  void start_header_timer();
+  // Records the service time of the `answered` requests whose answers
+  // were just handed to the kernel; `pending` if a request remains.
+  void note_service(uint32_t answered, bool pending);
+
+  Worker& worker_;
+  Heart* heart_ = nullptr;           // borrowed while a request is in progress or waits
+  PendingWrite* pending_ = nullptr;  // borrowed while a write is in flight
+  HeldInput* held_ = nullptr;        // borrowed while input waits behind an answer
+  BodyStream* stream_ = nullptr;     // borrowed while streaming
+  // reading: the header deadline of the request in progress; waiting: the
+  // time of the answer.
+  Timer timer_;
+  // Loop time: reading without a request in progress, the keep-alive or
+  // first-request deadline; lingering, the end of the wait for the client's FIN.
+  uint64_t deadline_ = 0;
+  Phase phase_ = Phase::closing;
+  // Orthogonal facts: whether libuv reads for us, whether the client sent
+  // EOF, whether the worker is stopping, and activity for the drain check.
+  bool reading_ = false;
+  bool peer_done_ = false;
+  bool draining_ = false;
+  bool read_since_check_ = false;
+  // ending: the closing request ended exactly where the input did.
+  bool clean_end_ = false;
+  // While a read is being consumed: it drained the socket (it was shorter
+  // than the buffer), so nothing unread waits behind it.
+  bool drained_ = false;
+  // Service time (docs/observability.md): when the bytes being consumed
+  // were read, and when the first byte of the oldest request not yet
+  // answered was (0: none).
+  uint64_t read_ns_ = 0;
+  uint64_t pending_since_ns_ = 0;
+  uint32_t carried_answers_ = 0;                  // a waiting answer sent with the held input's
+  CloseReason close_reason_ = CloseReason::none;  // the first reason decided wins
+  void decide(CloseReason why) {
+    if (close_reason_ == CloseReason::none) close_reason_ = why;
+  }
+
+  uint8_t peer_length_ = 0;
+  uv_tcp_t tcp_;
+  // The client's address, for the access log; allocated only with the log.
+  std::unique_ptr<char[]> peer_;
+};
+
+}  // namespace hello

@@ -1,0 +1,482 @@
+#include "server/worker.h"
+
+#include <fcntl.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <utility>
+
+#include "base/check.h"
+#include "server/connection.h"
+#include "http1/floor_session.h"
+#include "net/tcp_port.h"
+
+namespace hello {
+
+namespace {
+
+// The kernel clamps this to net.core.somaxconn (4096 on current kernels);
+// ab -c 1000 opens its connections at once and needs room for all of them.
+constexpr int kListenBacklog = 4096;
+
+// How long a worker out of descriptors stops accepting before it tries again.
+constexpr uint64_t kRelistenMs = 250;
+
+// While draining for shutdown, a connection that read nothing, owes
+// nothing and is between requests for this long is idle and is closed.
+// Requests a client sent before the signal are in our socket buffer well
+// within it (loopback or LAN).
+constexpr uint64_t kDrainCheckMs = 50;
+
+// Pooled writes keep at most this much buffer capacity.
+constexpr size_t kPooledCapacity = 64 * 1024;
+
+// Accepting pauses for one loop turn after every kAcceptBatch connections,
+// so no turn accepts more. libuv would accept for as long as clients keep
+// connecting, and a connection answered and closed at accept
+// (Connection::read_now) is given back to the pool only when the turn ends;
+// the connections already open would wait meanwhile.
+constexpr int kAcceptBatch = 64;
+
+constexpr uint64_t kNsPerUs = 1000;
+constexpr uint64_t kNsPerSecond = 1000000000;
+
+}  // namespace
+
+struct WorkerCallbacks {
+  static Worker* of(void* h) { return static_cast<Worker*>(static_cast<uv_handle_t*>(h)->data); }
+  static void connection(uv_stream_t* s, int status) { of(s)->on_connection(status); }
+  static void date_timer(uv_timer_t* t) { of(t)->on_date_timer(); }
+  static void command(uv_async_t* a) { of(a)->on_command(); }
+  static void closed(uv_handle_t*) {}
+  static void listener_closed(uv_handle_t* h) { of(h)->on_listener_closed(); }
+  static void relisten(uv_timer_t* t) { of(t)->on_relisten(); }
+  static void drain_timer(uv_timer_t* t) { of(t)->on_drain_timer(); }
+  static void resume_accepting(uv_idle_t* i) { of(i)->resume_accepting(); }
+  static void stall(Timer* t) { static_cast<Worker*>(t->data)->on_stall(t); }
+};
+
+Worker::Worker(const Persona& persona, const TableOptions& table_options,
+               const WorkerOptions& options, int id, LogWriter* log)
+    : id_(id),
+      table_(persona, table_options),
+      options_(options),
+      dice_(options.seed + static_cast<uint64_t>(id)) {
+  if (log != nullptr) access_log_ = std::make_unique<AccessLog>(*log, id, stats_.log_lines_dropped);
+  // A few hundred pipelined responses per read fit without growing.
+  output_.reserve(256 * 1024);
+  stall_timers_.resize(options_.stalls.size());
+  for (Timer& t : stall_timers_) {
+    t.on_fire = WorkerCallbacks::stall;
+    t.data = this;
+  }
+}
+
+int Worker::init() {
+  int rc = uv_loop_init(&loop_);
+  if (rc != 0) return rc;
+  loop_ready_ = true;
+  if (options_.loop_metrics) HELLO_CHECK_UV(uv_loop_configure(&loop_, UV_METRICS_IDLE_TIME));
+  // Cannot fail: a uv_timer_t needs no descriptor.
+  HELLO_CHECK_UV(uv_timer_init(&loop_, &date_timer_));
+  HELLO_CHECK_UV(uv_timer_init(&loop_, &relisten_timer_));
+  HELLO_CHECK_UV(uv_timer_init(&loop_, &drain_timer_));
+  HELLO_CHECK_UV(uv_idle_init(&loop_, &accept_idle_));
+  date_timer_.data = relisten_timer_.data = drain_timer_.data = accept_idle_.data = this;
+  if ((rc = timers_.init(&loop_)) != 0 ||
+      (rc = uv_async_init(&loop_, &command_async_, WorkerCallbacks::command)) != 0) {
+    uv_close(reinterpret_cast<uv_handle_t*>(&date_timer_), WorkerCallbacks::closed);
+    uv_close(reinterpret_cast<uv_handle_t*>(&relisten_timer_), WorkerCallbacks::closed);
+    uv_close(reinterpret_cast<uv_handle_t*>(&drain_timer_), WorkerCallbacks::closed);
+    uv_close(reinterpret_cast<uv_handle_t*>(&accept_idle_), WorkerCallbacks::closed);
+    timers_.close();
+    HELLO_CHECK_UV(uv_run(&loop_, UV_RUN_DEFAULT));
+    HELLO_CHECK_UV(uv_loop_close(&loop_));
+    loop_ready_ = false;
+    return rc;
+  }
+  command_async_.data = listener_.data = this;
+  schedule_date_timer();
+  // Every worker counts from the same epoch, so they all stall together.
+  for (size_t i = 0; i < stall_timers_.size(); ++i)
+    timers_.start_at(&stall_timers_[i],
+                     options_.stall_epoch_ns + options_.stalls[i].at_us * kNsPerUs);
+  return 0;
+}
+
+Worker::~Worker() {
+  join();
+  drop_kept_socket();
+  if (!loop_ready_) return;
+  if (!finished_) {
+    // Never started, or startup failed: close what init() opened.
+    command_ = 2;
+    on_command();
+    HELLO_CHECK_UV(uv_run(&loop_, UV_RUN_DEFAULT));
+  }
+  // The command handle outlives the loop, so that stop() from the main
+  // thread never touches a closed handle; it is closed only now.
+  uv_close(reinterpret_cast<uv_handle_t*>(&command_async_), WorkerCallbacks::closed);
+  HELLO_CHECK_UV(uv_run(&loop_, UV_RUN_DEFAULT));
+  HELLO_CHECK(live_ == nullptr);
+  HELLO_CHECK_UV(uv_loop_close(&loop_));  // every handle is closed
+}
+
+int Worker::listen(const struct sockaddr* addr) {
+  memcpy(&address_, addr,
+         addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
+  return open_listener();
+}
+
+int Worker::open_listener() {
+  const struct sockaddr* addr = reinterpret_cast<const struct sockaddr*>(&address_);
+  int rc = uv_tcp_init_ex(&loop_, &listener_, addr->sa_family);
+  if (rc != 0) return rc;
+  listener_.data = this;
+  listening_ = true;
+  // libuv 1.44 has no UV_TCP_REUSEPORT: set it on the fd before binding so
+  // every worker can own a listener on the same address.
+  uv_os_fd_t fd;
+  if ((rc = uv_fileno(reinterpret_cast<uv_handle_t*>(&listener_), &fd)) != 0) return rc;
+  int one = 1;
+  if (setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0)
+    return uv_translate_sys_error(errno);
+  // Responses are complete when written; Nagle would only delay them.
+  // Accepted sockets inherit the option, which saves a system call per
+  // connection.
+  if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0)
+    return uv_translate_sys_error(errno);
+  // The kernel hands over a connection once its first bytes are in (or,
+  // for a silent client, after its first SYN-ACK retransmission, about a
+  // second): one wake-up per connection instead of two, and the request is
+  // read at accept (Connection::read_now).
+  if (options_.defer_accept && setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &one, sizeof one) != 0)
+    return uv_translate_sys_error(errno);
+  if ((rc = uv_tcp_bind(&listener_, addr, 0)) != 0) return rc;
+  if ((rc = uv_listen(reinterpret_cast<uv_stream_t*>(&listener_), kListenBacklog,
+                      WorkerCallbacks::connection)) != 0)
+    return rc;
+  keep_socket(fd);
+  return 0;
+}
+
+// A second descriptor of the listening socket keeps it bound and listening
+// while the libuv handle is closed (see pause_accepting()).
+void Worker::keep_socket(uv_os_fd_t fd) {
+  if (kept_socket_ < 0) kept_socket_ = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+}
+
+void Worker::drop_kept_socket() {
+  if (kept_socket_ >= 0) ::close(kept_socket_);
+  kept_socket_ = -1;
+}
+
+// Out of descriptors, libuv's accept loop spins calling us with EMFILE once
+// its reserve descriptor is gone (another worker's thread can take the one
+// it frees). Closing the handle is the only way to end that loop. The
+// socket itself stays open through kept_socket_, so the port stays ours and
+// new connections wait in its accept queue, as nginx does when it disables
+// accepting on EMFILE; a moment later the worker watches it again.
+void Worker::pause_accepting() {
+  if (!listening_ || stopping_) return;
+  HELLO_CHECK(!accept_deferred_);  // libuv does not watch the listener meanwhile
+  listening_ = false;
+  uv_close(reinterpret_cast<uv_handle_t*>(&listener_), WorkerCallbacks::listener_closed);
+}
+
+void Worker::on_listener_closed() {
+  if (stopping_) return;
+  HELLO_CHECK_UV(uv_timer_start(&relisten_timer_, WorkerCallbacks::relisten, kRelistenMs, 0));
+}
+
+void Worker::on_relisten() {
+  if (stopping_) return;
+  int rc;
+  if (kept_socket_ >= 0) {
+    // The handle takes over the kept descriptor and a new copy is kept.
+    if ((rc = uv_tcp_init(&loop_, &listener_)) != 0) return on_listener_closed();
+    listener_.data = this;
+    listening_ = true;
+    uv_os_fd_t fd = kept_socket_;
+    kept_socket_ = -1;
+    if ((rc = uv_tcp_open(&listener_, fd)) != 0) {
+      ::close(fd);
+    } else if ((rc = uv_listen(reinterpret_cast<uv_stream_t*>(&listener_), kListenBacklog,
+                               WorkerCallbacks::connection)) == 0) {
+      keep_socket(fd);
+      return;
+    }
+  } else if ((rc = open_listener()) == 0) {
+    return;  // the socket was lost (no descriptor to keep it); bound anew
+  }
+  if (listening_) {
+    pause_accepting();  // the half-made listener closes and the timer rearms
+  } else {
+    on_listener_closed();
+  }
+}
+
+int Worker::port() const {
+  return bound_port(&listener_);
+}
+
+void Worker::start(int cpu, uv_async_t* done) {
+  done_ = done;
+  thread_ = std::thread([this] {
+    // uv_run returns once stop() has closed every handle; its result (the
+    // number of handles still active) is then zero.
+    HELLO_CHECK_UV(uv_run(&loop_, UV_RUN_DEFAULT));
+    finished_ = true;
+    if (done_ != nullptr) HELLO_CHECK_UV(uv_async_send(done_));
+  });
+  if (cpu >= 0) {
+    // Pinned from here, so the pinning is in place when start() returns.
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    int rc = pthread_setaffinity_np(thread_.native_handle(), sizeof set, &set);
+    if (rc != 0)
+      fmt::print(stderr, "worker {}: cannot pin to CPU {}: {}\n", id_, cpu, strerror(rc));
+  }
+}
+
+void Worker::join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void Worker::stop(bool force) {
+  int level = force ? 2 : 1;
+  if (command_.load() < level) command_.store(level);
+  HELLO_CHECK_UV(uv_async_send(&command_async_));
+}
+
+void Worker::on_command() {
+  int level = command_.load();
+  if (level >= 1 && !stopping_) {
+    stopping_ = true;
+    stop_stalls();
+    accept_queued();
+    if (listening_) uv_close(reinterpret_cast<uv_handle_t*>(&listener_), WorkerCallbacks::closed);
+    listening_ = false;
+    drop_kept_socket();
+    HELLO_CHECK_UV(uv_timer_stop(&relisten_timer_));
+    for (Connection* c = live_; c != nullptr; c = c->next) c->drain();
+    HELLO_CHECK_UV(
+        uv_timer_start(&drain_timer_, WorkerCallbacks::drain_timer, kDrainCheckMs, kDrainCheckMs));
+  }
+  if (level >= 2)
+    for (Connection* c = live_; c != nullptr; c = c->next)
+      c->close(Connection::CloseReason::shutdown);
+  finish_if_done();
+}
+
+// Once stopping and every connection is closed, close the worker's own
+// handles so the loop ends.
+void Worker::finish_if_done() {
+  if (!stopping_ || live_ != nullptr || uv_is_closing(reinterpret_cast<uv_handle_t*>(&date_timer_)))
+    return;
+  if (access_log_) access_log_->flush_final();
+  uv_close(reinterpret_cast<uv_handle_t*>(&date_timer_), WorkerCallbacks::closed);
+  uv_close(reinterpret_cast<uv_handle_t*>(&relisten_timer_), WorkerCallbacks::closed);
+  uv_close(reinterpret_cast<uv_handle_t*>(&drain_timer_), WorkerCallbacks::closed);
+  uv_close(reinterpret_cast<uv_handle_t*>(&accept_idle_), WorkerCallbacks::closed);
+  timers_.close();
+  // Unreferenced, the command handle no longer keeps the loop running.
+  uv_unref(reinterpret_cast<uv_handle_t*>(&command_async_));
+}
+
+// The stall timers stop with the worker: a stall in progress when the stop
+// came has ended by now, and no other begins.
+void Worker::stop_stalls() {
+  for (Timer& t : stall_timers_) timers_.stop(&t);
+}
+
+// A stall of options_.stalls[i]: the thread sleeps and the loop does
+// nothing, like a stop-the-world collection, until the end of the window
+// [due, due + DURATION). The window is fixed in time rather than counted
+// from when the timer fired, so every worker stalls over the same window,
+// periodic stalls do not drift, and stalls of two specs that overlap stall
+// once, over both windows.
+void Worker::on_stall(Timer* t) {
+  size_t i = static_cast<size_t>(t - stall_timers_.data());
+  HELLO_CHECK(i < stall_timers_.size() && !stopping_);
+  const Stall& stall = options_.stalls[i];
+  uint64_t now = uv_hrtime();
+  uint64_t due = t->due_ns;
+  if (stall.every_us != 0) {
+    // A stall whose time came while the loop was stalled already (by another
+    // spec) is skipped: the window now is the latest one begun. The next
+    // begins after it ends, since EVERY is longer than DURATION.
+    uint64_t every_ns = stall.every_us * kNsPerUs;
+    due += (now - due) / every_ns * every_ns;
+    timers_.start_at(t, due + every_ns);
+  }
+  // A stop asked for from another thread, not yet seen by on_command(), must
+  // not wait for a stall that has not begun.
+  if (command_.load() != 0) return;
+  uint64_t end = due + stall.duration_us * kNsPerUs;
+  if (end <= now) return;  // the window passed while the loop was stalled already
+  stats_.stalls.add();
+  struct timespec until;
+  until.tv_sec = static_cast<time_t>(end / kNsPerSecond);
+  until.tv_nsec = static_cast<long>(end % kNsPerSecond);
+  // To an absolute deadline: a signal that interrupts the sleep cannot lengthen it.
+  int rc;
+  while ((rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, nullptr)) == EINTR) {
+  }
+  HELLO_CHECK(rc == 0);
+  // libuv read the time once for this turn of the loop, before the stall;
+  // the callbacks still to come in it set deadlines from uv_now(), which
+  // would otherwise be early by the whole stall.
+  uv_update_time(&loop_);
+}
+
+// Takes a connection from the pool and links it into the live list.
+Connection* Worker::acquire() {
+  Connection* c = connections_.acquire([this] { return std::make_unique<Connection>(*this); });
+  c->prev = nullptr;
+  c->next = live_;
+  if (live_) live_->prev = c;
+  live_ = c;
+  stats_.open.add();
+  return c;
+}
+
+// At shutdown: connections whose handshake the kernel finished are in the
+// listener's queue, and their requests may already be in their buffers.
+// Closing the listener would reset them, so they are accepted first and
+// drained like the rest.
+void Worker::accept_queued() {
+  uv_os_fd_t fd;
+  if (!listening_ || uv_fileno(reinterpret_cast<uv_handle_t*>(&listener_), &fd) != 0) return;
+  resume_accepting();  // first the one libuv holds, if any
+  // Bounded by the listen backlog: the queue holds no more than that.
+  for (int i = 0; i < kListenBacklog; ++i) {
+    int client = accept4(fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (client < 0) break;  // EAGAIN: the queue is empty (or out of descriptors)
+    stats_.connections.add();
+    Connection* c = acquire();
+    c->adopt(client);
+    if (options_.defer_accept) c->read_now();
+  }
+}
+
+void Worker::on_connection(int status) {
+  // Out of descriptors (EMFILE) or a connection reset before accept: libuv
+  // has already dropped it; keep serving the connections we have.
+  if (status < 0) {
+    stats_.accept_errors.add();
+    if (status == UV_EMFILE || status == UV_ENFILE) pause_accepting();
+    return;
+  }
+  if (++accepted_in_batch_ > kAcceptBatch) {
+    // Left with libuv, which stops watching the listener until it is
+    // accepted: on the next turn, once this one's closed connections are back.
+    accept_deferred_ = true;
+    HELLO_CHECK_UV(uv_idle_start(&accept_idle_, WorkerCallbacks::resume_accepting));
+    return;
+  }
+  // Over the limit the connection is accepted only to be closed at once:
+  // libuv stops watching the listener until the pending one is accepted.
+  bool over_limit = stats_.open.get() >= options_.max_connections;
+  Connection* c = acquire();
+  c->start(reinterpret_cast<uv_stream_t*>(&listener_));
+  if (over_limit) {
+    c->close(Connection::CloseReason::limit);  // counted as rejected
+    return;
+  }
+  stats_.connections.add();
+  if (options_.defer_accept) c->read_now();
+}
+
+void Worker::resume_accepting() {
+  HELLO_CHECK_UV(uv_idle_stop(&accept_idle_));
+  accepted_in_batch_ = 0;
+  if (std::exchange(accept_deferred_, false)) on_connection(0);
+}
+
+void Worker::release(Connection* c) {
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    live_ = c->next;
+  if (c->next) c->next->prev = c->prev;
+  connections_.release(c);
+  stats_.open.sub();
+  finish_if_done();
+}
+
+Heart* Worker::acquire_heart() {
+  return hearts_.acquire([this]() -> std::unique_ptr<Heart> {
+    if (table_.policy().no_parsing) return std::make_unique<FloorSession>(table_, stats_);
+    return std::make_unique<Session>(table_, stats_, access_log_.get(), options_.limits, &dice_);
+  });
+}
+
+HeldInput* Worker::acquire_held() {
+  return helds_.acquire([] { return std::make_unique<HeldInput>(); });
+}
+
+void Worker::release_held(HeldInput* h) {
+  h->bytes.clear();
+  h->offset = 0;
+  if (h->bytes.capacity() > kPooledCapacity) std::string().swap(h->bytes);
+  helds_.release(h);
+}
+
+PendingWrite* Worker::acquire_write() {
+  return writes_.acquire([] { return std::make_unique<PendingWrite>(); });
+}
+
+// A write that once queued a lot for a slow client gives the memory back
+// before it waits in the pool.
+void Worker::release_write(PendingWrite* w) {
+  w->queued.clear();
+  w->backlog.clear();
+  w->ref = {};
+  if (w->queued.capacity() > kPooledCapacity) std::string().swap(w->queued);
+  if (w->backlog.capacity() > kPooledCapacity) std::string().swap(w->backlog);
+  writes_.release(w);
+}
+
+void Worker::on_drain_timer() {
+  uint64_t now_ms = uv_now(&loop_);
+  for (Connection* c = live_; c != nullptr; c = c->next) c->check_drain(now_ms);
+}
+
+void Worker::on_date_timer() {
+  time_t now = time(nullptr);
+  table_.set_date(now);
+  // Deadlines are checked here, once a second, rather than with a timer per
+  // request: a request costs a timestamp, and a deadline fires at most a
+  // second late.
+  uint64_t now_ms = uv_now(&loop_);
+  for (Connection* c = live_; c != nullptr; c = c->next) c->check_deadlines(now_ms);
+  if (access_log_) {
+    access_log_->set_time(now);
+    access_log_->flush();  // at least once a second
+  }
+  schedule_date_timer();
+}
+
+// Fires just after the next wall-clock second begins, so the Date value
+// changes within a millisecond of the second it names.
+void Worker::schedule_date_timer() {
+  struct timeval tv;
+  gettimeofday(&tv, nullptr);
+  uint64_t ms = 1000 - static_cast<uint64_t>(tv.tv_usec / 1000) + 1;
+  HELLO_CHECK_UV(uv_timer_start(&date_timer_, WorkerCallbacks::date_timer, ms, 0));
+  // The clock alone must not keep the loop alive once the rest is closed.
+  uv_unref(reinterpret_cast<uv_handle_t*>(&date_timer_));
+}
+
+}  // namespace hello

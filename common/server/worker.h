@@ -1,0 +1,167 @@
+// One event loop on its own thread, one listening socket and the
+// connections it accepted. Each worker has its own copy of the response
+// table so that refreshing the Date value never races with another thread.
+#pragma once
+
+#include <uv.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "observe/access_log.h"
+#include "server/connection.h"
+#include "observe/counter.h"
+#include "observe/latency_histogram.h"
+#include "base/pool.h"
+#include "persona/response_table.h"
+#include "http1/session.h"
+#include "shaping/shape.h"
+#include "shaping/stall.h"
+#include "base/timer_queue.h"
+
+namespace hello {
+
+// Per-connection limits and deadlines (docs/hardening.md), and the
+// worker's stalls.
+struct WorkerOptions {
+  Limits limits;
+  uint64_t header_timeout_ms = 10000;      // first byte of a request to its last
+  uint64_t keep_alive_timeout_ms = 60000;  // idle between requests
+  uint64_t send_timeout_ms = 30000;        // a queued write that makes no progress
+  size_t max_connections = 10000;          // open at once, per worker
+  bool defer_accept = true;                // accept at a connection's first bytes, and read them
+  uint64_t seed = 0;                       // worker i decides shaped answers from seed + i
+  bool loop_metrics = false;               // measure the loop's idle time (--admin)
+  std::vector<Stall> stalls;               // --stall, each one on every worker
+  uint64_t stall_epoch_ns = 0;             // uv_hrtime() the stalls count from, the same for all
+};
+
+class Worker {
+ public:
+  // `log` may be null (no access log); `id` numbers the worker from 0.
+  Worker(const Persona& persona, const TableOptions& table_options, const WorkerOptions& options,
+         int id, LogWriter* log);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // Creates the loop and its handles. Returns 0 or a libuv error (EMFILE...).
+  int init();
+  // Binds `addr` with SO_REUSEPORT and listens. Returns 0 or a libuv error.
+  int listen(const struct sockaddr* addr);
+  // The port the listener is bound to (useful after binding port 0).
+  int port() const;
+  // Runs the loop on a new thread, pinned to `cpu` unless it is negative.
+  // `done` is signalled from that thread once the loop has ended.
+  void start(int cpu, uv_async_t* done);
+  void join();
+  // Any thread: stop accepting, answer what was received, close idle
+  // connections, then end the loop. With `force`, close everything now.
+  void stop(bool force);
+
+  int id() const { return id_; }
+  // True once the loop has ended (any thread).
+  bool finished() const { return finished_.load(); }
+  WorkerStats& stats() { return stats_; }
+  // Service time of each answered request (docs/observability.md).
+  LatencyHistogram& service_time() { return service_time_; }
+  uv_loop_t* loop() { return &loop_; }
+  // Nanoseconds the loop has waited for events (any thread; 0 without
+  // WorkerOptions::loop_metrics).
+  uint64_t idle_ns() { return loop_ready_ ? uv_metrics_idle_time(&loop_) : 0; }
+  const ResponseTable& table() const { return table_; }
+  const WorkerOptions& options() const { return options_; }
+  AccessLog* access_log() { return access_log_.get(); }
+  uv_buf_t read_buffer() { return uv_buf_init(read_buffer_, sizeof read_buffer_); }
+  // Scratch space for the responses of one read; empty between reads.
+  std::string& output() { return output_; }
+  // The worker's microsecond timers (waiting answers, header deadlines, stalls).
+  TimerQueue& timers() { return timers_; }
+
+  // Called by a connection from its close callback.
+  void release(Connection* c);
+  // Pools of what a connection needs only while a request is in progress
+  // or a write is in flight; they grow to the peak in use and are reused.
+  // Hearts are Sessions, or FloorSessions for a persona that parses nothing.
+  Heart* acquire_heart();
+  void release_heart(Heart* h) { hearts_.release(h); }
+  PendingWrite* acquire_write();
+  void release_write(PendingWrite* w);
+  HeldInput* acquire_held();
+  void release_held(HeldInput* h);
+  BodyStream* acquire_stream() {
+    BodyStream* s = streams_.acquire([] { return std::make_unique<BodyStream>(); });
+    *s = {};
+    return s;
+  }
+  void release_stream(BodyStream* s) { streams_.release(s); }
+
+ private:
+  friend struct WorkerCallbacks;
+
+  int open_listener();
+  void keep_socket(uv_os_fd_t fd);
+  void drop_kept_socket();
+  void pause_accepting();
+  void on_listener_closed();
+  void on_relisten();
+  Connection* acquire();
+  void accept_queued();
+  void on_connection(int status);
+  void resume_accepting();
+  void on_date_timer();
+  void on_drain_timer();
+  void on_command();
+  void on_stall(Timer* t);
+  void stop_stalls();
+  void schedule_date_timer();
+  void finish_if_done();
+
+  // One read of this size holds hundreds of pipelined requests, and the
+  // kernel's default receive buffer on loopback rarely hands over more.
+  static constexpr size_t kReadBufferSize = 64 * 1024;
+
+  int id_;
+  uv_loop_t loop_;
+  uv_tcp_t listener_;
+  uv_timer_t date_timer_;
+  uv_timer_t relisten_timer_;
+  uv_timer_t drain_timer_;
+  // Accepting goes on here, the next loop turn, after a full batch.
+  uv_idle_t accept_idle_;
+  int accepted_in_batch_ = 0;
+  bool accept_deferred_ = false;  // libuv holds an accepted socket for us
+  struct sockaddr_storage address_;
+  int kept_socket_ = -1;  // a second descriptor of the listening socket
+  uv_async_t command_async_;
+  std::atomic<int> command_{0};  // 1: stop gracefully, 2: force
+  uv_async_t* done_ = nullptr;
+  std::thread thread_;
+  ResponseTable table_;
+  WorkerOptions options_;
+  WorkerStats stats_;
+  LatencyHistogram service_time_;
+  Dice dice_;
+  std::unique_ptr<AccessLog> access_log_;
+  bool loop_ready_ = false;
+  bool listening_ = false;
+  bool stopping_ = false;
+  std::atomic<bool> finished_{false};
+  Connection* live_ = nullptr;    // intrusive list of open connections
+  Pool<Connection> connections_;  // every connection made; the closed ones ready for reuse
+  TimerQueue timers_;
+  // One timer per --stall spec, options_.stalls[i]'s at [i]; sized once, in
+  // the constructor, since the queue holds pointers to them.
+  std::vector<Timer> stall_timers_;
+  Pool<Heart> hearts_;
+  Pool<PendingWrite> writes_;
+  Pool<HeldInput> helds_;
+  Pool<BodyStream> streams_;
+  std::string output_;
+  char read_buffer_[kReadBufferSize];
+};
+
+}  // namespace hello

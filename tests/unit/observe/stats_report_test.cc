@@ -1,0 +1,211 @@
+#include "observe/stats_report.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <string>
+#include <vector>
+
+namespace hello {
+namespace {
+
+// README.md's example: two workers, nothing rejected.
+std::vector<StatsSnapshot> readme_workers() {
+  StatsSnapshot w0;
+  w0.connections = 32;
+  w0.requests = w0.responses_2xx = 123775;
+  w0.bytes_in = 4951000;
+  w0.bytes_out = 13739025;
+  StatsSnapshot w1;
+  w1.connections = 33;
+  w1.requests = w1.responses_2xx = 121460;
+  w1.bytes_in = 4858400;
+  w1.bytes_out = 13482060;
+  return {w0, w1};
+}
+
+TEST(StatsReport, SummaryTextIsReadmes) {
+  EXPECT_EQ(summary_text(readme_workers()),
+            "summary:\n"
+            " worker 0: 32 connections, 123775 requests, 4951000 bytes in, 13739025 bytes out, "
+            "2xx 123775, 4xx 0, 5xx 0, 0 parse errors, 0 log lines dropped\n"
+            " worker 1: 33 connections, 121460 requests, 4858400 bytes in, 13482060 bytes out, "
+            "2xx 121460, 4xx 0, 5xx 0, 0 parse errors, 0 log lines dropped\n"
+            "    total: 65 connections, 245235 requests, 9809400 bytes in, 27221085 bytes out, "
+            "2xx 245235, 4xx 0, 5xx 0, 0 parse errors, 0 log lines dropped\n");
+}
+
+// Every counter with its own value: rejected connections, accept errors and
+// stalls are mentioned only when they happened, the open count never.
+StatsSnapshot every_counter() {
+  StatsSnapshot s;
+  s.connections = 1;
+  s.connections_rejected = 2;
+  s.accept_errors = 3;
+  s.open = 4;
+  s.requests = 5;
+  s.bytes_in = 6;
+  s.bytes_out = 7;
+  s.responses_2xx = 8;
+  s.responses_4xx = 9;
+  s.responses_5xx = 10;
+  s.parse_errors = 11;
+  s.log_lines_dropped = 12;
+  s.shaped = 13;
+  s.resets = 14;
+  s.shape_errors = 15;
+  s.responses_3xx = 16;
+  s.stalls = 17;
+  return s;
+}
+
+TEST(StatsReport, SummaryTextMentionsRejectsAcceptErrorsAndStallsOnlyWhenThereAreSome) {
+  StatsSnapshot none;
+  EXPECT_EQ(summary_text({every_counter(), none}),
+            "summary:\n"
+            " worker 0: 1 connections, 5 requests, 6 bytes in, 7 bytes out, 2xx 8, 3xx 16, 4xx 9, "
+            "5xx 10, "
+            "11 parse errors, 12 log lines dropped, 2 connections rejected, 3 accept errors, "
+            "17 stalls, 13 shaped, 14 reset, 15 bad shaping parameters\n"
+            " worker 1: 0 connections, 0 requests, 0 bytes in, 0 bytes out, 2xx 0, 4xx 0, 5xx 0, "
+            "0 parse errors, 0 log lines dropped\n"
+            "    total: 1 connections, 5 requests, 6 bytes in, 7 bytes out, 2xx 8, 3xx 16, 4xx 9, "
+            "5xx 10, "
+            "11 parse errors, 12 log lines dropped, 2 connections rejected, 3 accept errors, "
+            "17 stalls, 13 shaped, 14 reset, 15 bad shaping parameters\n");
+}
+
+TEST(StatsReport, SummaryJsonOfAKnownSnapshot) {
+  StatsSnapshot none;
+  EXPECT_EQ(
+      summary_json({every_counter(), none}),
+      "{\"workers\": ["
+      "{\"id\": 0, \"connections\": 1, \"requests\": 5, \"bytes_in\": 6, \"bytes_out\": 7, "
+      "\"responses\": {\"2xx\": 8, \"3xx\": 16, \"4xx\": 9, \"5xx\": 10}, \"parse_errors\": 11, "
+      "\"log_lines_dropped\": 12, \"connections_rejected\": 2, \"closed\": {\"client\": 0, "
+      "\"answered\": 0, \"keepalive_timeout\": 0, \"header_timeout\": 0, \"send_timeout\": 0, "
+      "\"reset\": 0, \"shutdown\": 0, \"error\": 0}, \"accept_errors\": 3, \"stalls\": "
+      "17, "
+      "\"shaping\": {\"shaped\": 13, \"resets\": 14, \"errors\": 15}}, "
+      "{\"id\": 1, \"connections\": 0, \"requests\": 0, \"bytes_in\": 0, \"bytes_out\": 0, "
+      "\"responses\": {\"2xx\": 0, \"3xx\": 0, \"4xx\": 0, \"5xx\": 0}, \"parse_errors\": 0, "
+      "\"log_lines_dropped\": 0, \"connections_rejected\": 0, \"closed\": {\"client\": 0, "
+      "\"answered\": 0, \"keepalive_timeout\": 0, \"header_timeout\": 0, \"send_timeout\": 0, "
+      "\"reset\": 0, \"shutdown\": 0, \"error\": 0}, \"accept_errors\": 0, \"stalls\": 0, "
+      "\"shaping\": {\"shaped\": 0, \"resets\": 0, \"errors\": 0}}], "
+      "\"total\": {\"connections\": 1, \"requests\": 5, \"bytes_in\": 6, \"bytes_out\": 7, "
+      "\"responses\": {\"2xx\": 8, \"3xx\": 16, \"4xx\": 9, \"5xx\": 10}, \"parse_errors\": 11, "
+      "\"log_lines_dropped\": 12, \"connections_rejected\": 2, \"closed\": {\"client\": 0, "
+      "\"answered\": 0, \"keepalive_timeout\": 0, \"header_timeout\": 0, \"send_timeout\": 0, "
+      "\"reset\": 0, \"shutdown\": 0, \"error\": 0}, \"accept_errors\": 3, \"stalls\": "
+      "17, "
+      "\"shaping\": {\"shaped\": 13, \"resets\": 14, \"errors\": 15}}}\n");
+}
+
+// Service times in the summary and the JSON: three requests of 10 us, 20 us
+// and 3 ms on worker 0, none on worker 1.
+TEST(StatsReport, ServiceTimePercentilesFollowTheCounters) {
+  LatencyHistogram h;
+  for (uint64_t ns : {10000u, 20000u, 3000000u}) h.record(ns);
+  std::vector<LatencySnapshot> times{h.snapshot(), LatencySnapshot{}};
+  StatsSnapshot none;
+  std::string text = summary_text({none, none}, &times);
+  EXPECT_NE(text.find("service time (first byte of a request to its answer handed to the kernel):\n"
+                      " worker 0: 3 requests, p50 20.0us, p90 3.00ms, p99 3.00ms, p99.9 3.00ms, "
+                      "max 3.00ms\n"
+                      " worker 1: 0 requests, p50 0.0us"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    total: 3 requests, p50 20.0us, p90 3.00ms"), std::string::npos) << text;
+  std::string json = summary_json({none, none}, &times);
+  EXPECT_NE(json.find("\"service_time_us\": {\"count\": 3, \"p50\": 20.0, \"p90\": 3000.0, "
+                      "\"p99\": 3000.0, \"p99_9\": 3000.0, \"max\": 3000.0}}, {\"id\": 1, "),
+            std::string::npos)
+      << json;
+  EXPECT_TRUE(
+      json.ends_with("\"service_time_us\": {\"count\": 3, \"p50\": 20.0, \"p90\": 3000.0, "
+                     "\"p99\": 3000.0, \"p99_9\": 3000.0, \"max\": 3000.0}}}\n"))
+      << json;
+  EXPECT_EQ(summary_json({none, none}).find("service_time"), std::string::npos)
+      << "without service times, the JSON is as before";
+}
+
+TEST(StatsReport, IntervalLineCountsRequestsPerSecondAndOpenConnections) {
+  StatsSnapshot a, b, c, d;
+  c.requests = 300;
+  c.open = 4;
+  d.requests = 100;
+  d.open = 2;
+  EXPECT_EQ(interval_line({a, b}, {c, d}, 2.0),
+            "stats: 200 req/s (w0 150, w1 50), 6 open connections\n");
+}
+
+// A value per field of kStatsFields that no other field has and that is
+// found in text only where it was printed.
+uint64_t value_of(size_t field) {
+  return 900001 + field;
+}
+
+TEST(StatsFields, SnapshotCopiesAndSumsEveryCounter) {
+  WorkerStats counters;
+  for (size_t i = 0; i < std::size(kStatsFields); ++i)
+    (counters.*kStatsFields[i].counter).add(value_of(i));
+  StatsSnapshot s = StatsSnapshot::of(counters);
+  StatsSnapshot twice = s;
+  twice += s;
+  for (size_t i = 0; i < std::size(kStatsFields); ++i) {
+    EXPECT_EQ(s.*kStatsFields[i].value, value_of(i)) << i;
+    EXPECT_EQ(twice.*kStatsFields[i].value, 2 * value_of(i)) << i;
+  }
+  // Nothing but the table's fields: a snapshot is its numbers.
+  EXPECT_EQ(sizeof(StatsSnapshot), std::size(kStatsFields) * sizeof(uint64_t));
+  EXPECT_EQ(sizeof(WorkerStats), std::size(kStatsFields) * sizeof(Counter));
+}
+
+// Every field the table reports is in both the summary text and the JSON,
+// where the table says; the live-only ones are in neither.
+TEST(StatsFields, EveryFieldAppearsInTheTextAndTheJson) {
+  StatsSnapshot s;
+  for (size_t i = 0; i < std::size(kStatsFields); ++i) s.*kStatsFields[i].value = value_of(i);
+  std::string text = summary_text({s});
+  std::string json = summary_json({s});
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(json).get(doc), simdjson::SUCCESS) << json;
+  simdjson::dom::element worker, total;
+  ASSERT_EQ(doc["workers"].at(0).get(worker), simdjson::SUCCESS) << json;
+  ASSERT_EQ(doc["total"].get(total), simdjson::SUCCESS) << json;
+
+  for (size_t i = 0; i < std::size(kStatsFields); ++i) {
+    const StatsField& f = kStatsFields[i];
+    std::string number = std::to_string(value_of(i));
+    if (f.shown == StatsShown::live_only) {
+      EXPECT_EQ(text.find(number), std::string::npos) << i;
+      EXPECT_EQ(json.find(number), std::string::npos) << i;
+      continue;
+    }
+    if (f.shown == StatsShown::json_only) {
+      EXPECT_EQ(text.find(number), std::string::npos) << i;
+    } else {
+      ASSERT_NE(f.text.find("{}"), std::string_view::npos) << f.text;
+      std::string shown = fmt::format(fmt::runtime(f.text), value_of(i));
+      // Once for the worker, once for the total.
+      size_t first = text.find(shown);
+      ASSERT_NE(first, std::string::npos) << shown << " not in\n" << text;
+      EXPECT_NE(text.find(shown, first + 1), std::string::npos) << shown << " once in\n" << text;
+    }
+    for (simdjson::dom::element o : {worker, total}) {
+      simdjson::dom::element in = o;
+      if (!f.json_object.empty()) {
+        ASSERT_EQ(o[f.json_object].get(in), simdjson::SUCCESS) << f.json_object;
+      }
+      uint64_t got = 0;
+      ASSERT_EQ(in[f.json_key].get(got), simdjson::SUCCESS) << f.json_key << " not in " << json;
+      EXPECT_EQ(got, value_of(i)) << f.json_key;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hello

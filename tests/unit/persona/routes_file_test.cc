@@ -1,0 +1,235 @@
+#include "persona/routes_file.h"
+
+#include <gtest/gtest.h>
+#include <llhttp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace hello {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kHead = "Server: test\r\n{extra}Content-Length: {length}\r\n";
+
+class RoutesFileTest : public ::testing::Test {
+ protected:
+  // Writes `text` to a file of this test and loads it.
+  bool load(const std::string& text) {
+    std::ofstream(path_) << text;
+    return load_routes(path_, "text/plain", kHead, routes_, error_, ShapeLimits{60000000});
+  }
+  void TearDown() override { fs::remove(path_); }
+
+  static std::string temp_file() {
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '-');  // parameterised names have one
+    return (fs::temp_directory_path() /
+            ("routes-" + std::to_string(getpid()) + "-" + name + ".json"))
+        .string();
+  }
+
+  const std::string path_ = temp_file();
+  std::vector<FileRoute> routes_;
+  std::string error_;
+};
+
+TEST_F(RoutesFileTest, EveryFieldOfAGoodFile) {
+  ASSERT_TRUE(load(R"({"routes": [
+    {"method": "GET", "path": "/health", "body": "ok\n"},
+    {"method": "PUT", "path": "/v1/thing", "status": 201,
+     "headers": [["X-B", "2"], ["Content-Type", "application/vnd.x+json"], ["X-A", "1"]],
+     "json": {"a": [1, 2.5, "x y"], "b": null,   "c": true}},
+    {"method": "POST", "path": "/echo", "echo": "json"},
+    {"method": "DELETE", "path": "/gone", "status": 410, "body": ""}
+  ]})"))
+      << error_;
+  ASSERT_EQ(routes_.size(), 4u);
+
+  EXPECT_EQ(routes_[0].method, HTTP_GET);
+  EXPECT_EQ(routes_[0].path, "/health");
+  EXPECT_EQ(routes_[0].status, 200);
+  EXPECT_EQ(routes_[0].kind, FileRoute::Kind::body);
+  EXPECT_EQ(routes_[0].content, "ok\n");
+  EXPECT_EQ(routes_[0].content_type, "text/plain");
+
+  EXPECT_EQ(routes_[1].method, HTTP_PUT);
+  EXPECT_EQ(routes_[1].status, 201);
+  EXPECT_EQ(routes_[1].kind, FileRoute::Kind::json);
+  EXPECT_EQ(routes_[1].content, R"({"a":[1,2.5,"x y"],"b":null,"c":true})");
+  // The route's own Content-Type stays in its place among the headers, and
+  // the persona's line gets no value.
+  EXPECT_EQ(routes_[1].content_type, "");
+  ASSERT_EQ(routes_[1].headers.size(), 3u);
+  EXPECT_EQ(routes_[1].headers[0], std::make_pair(std::string("X-B"), std::string("2")));
+  EXPECT_EQ(routes_[1].headers[1],
+            std::make_pair(std::string("Content-Type"), std::string("application/vnd.x+json")));
+  EXPECT_EQ(routes_[1].headers[2], std::make_pair(std::string("X-A"), std::string("1")));
+
+  EXPECT_EQ(routes_[2].method, HTTP_POST);
+  EXPECT_EQ(routes_[2].kind, FileRoute::Kind::echo);
+  EXPECT_EQ(routes_[2].content_type, "application/json");
+
+  EXPECT_EQ(routes_[3].method, HTTP_DELETE);
+  EXPECT_EQ(routes_[3].status, 410);
+  EXPECT_EQ(routes_[3].content, "");
+}
+
+struct BadFile {
+  const char* name;
+  const char* text;
+  const char* says;  // in the message, after the position
+  const char* at;    // "line:column" expected in the message
+};
+
+class BadRoutesFileTest : public RoutesFileTest, public ::testing::WithParamInterface<BadFile> {};
+
+TEST_P(BadRoutesFileTest, IsOneLineWithThePositionAndTheReason) {
+  const BadFile& bad = GetParam();
+  EXPECT_FALSE(load(bad.text));
+  EXPECT_EQ(error_.find('\n'), std::string::npos) << error_;
+  EXPECT_EQ(error_.rfind(path_ + ":", 0), 0u) << error_;
+  EXPECT_NE(error_.find(bad.says), std::string::npos) << error_;
+  EXPECT_NE(error_.find(path_ + ":" + bad.at + ":"), std::string::npos) << error_;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, BadRoutesFileTest,
+    ::testing::Values(
+        // simdjson's messages, at the token where parsing stopped.
+        BadFile{"MissingComma", "{\"routes\": [\n  {\"method\": \"GET\" \"path\": \"/\"}]}",
+                "improper structure", "2:20"},
+        BadFile{"BadLiteral", "{\"routes\": [\n  {\"method\": tru}]}",
+                "atom starting with the letter 't'", "2:14"},
+        BadFile{"TrailingText", "{\"routes\": []} x", "", "1:16"},
+        BadFile{"DelayWithoutUnit",
+                "{\"routes\": [\n  {\"method\": \"GET\", \"path\": \"/\", \"body\": \"\", "
+                "\"delay\": \"5\"}]}",
+                "bad \"delay\" \"5\": no unit (us, ms or s)", "2:46"},
+        BadFile{
+            "NegativeDelay",
+            "{\"routes\": [\n  {\"method\": \"GET\", \"path\": \"/\", \"body\": \"\", \"delay\": "
+            "\"-1ms\"}]}",
+            "bad \"delay\" \"-1ms\": negative", "2:46"},
+        BadFile{"DelayNotAString",
+                "{\"routes\": [\n  {\"method\": \"GET\", \"path\": \"/\", \"body\": \"\", "
+                "\"delay\": 5}]}",
+                "\"delay\" must be a string", "2:46"},
+        BadFile{
+            "DelayOverTheMaximum",
+            "{\"routes\": [\n  {\"method\": \"GET\", \"path\": \"/\", \"body\": \"\", \"delay\": "
+            "\"60.000001s\"}]}",
+            "\"delay\" 60.000001s is over --max-delay 60s", "2:46"},
+        BadFile{"ByteOrderMark", "\xef\xbb\xbf{\"routes\": []}", "byte order mark", "1:1"},
+        BadFile{"UnclosedArray", "{\"routes\": [\n", "improper structure", "1:13"},
+        BadFile{"UnclosedString", "{\"routes\": [\n  {\"method\": \"GET}]}\n", "never closed",
+                "2:14"},
+        BadFile{"ControlCharInString", "{\"routes\": [\n  {\"path\": \"/a\tb\"}]}",
+                "must be escaped", "2:15"},
+        BadFile{"BadUtf8", "{\"routes\": [\n  {\"path\": \"/\xff\"}]}", "UTF-8", "2:14"},
+        BadFile{"NotAnObject", "[1, 2]", "must hold a JSON object", "1:1"},
+        BadFile{"UnknownTopKey", "{\"routes\": [], \"extra\": 1}", "unknown key \"extra\"", "1:16"},
+        BadFile{"NoRoutes", "{}", "missing key \"routes\"", "1:1"},
+        BadFile{"RoutesTwice", "{\"routes\": [], \"routes\": []}", "given twice", "1:16"},
+        BadFile{"KeyTwice",
+                "{\"routes\": [{\"method\": \"GET\", \"method\": \"PUT\", \"path\": \"/\", "
+                "\"body\": \"\"}]}",
+                "key \"method\" given twice", "1:31"},
+        BadFile{"UnknownKey",
+                "{\"routes\": [\n  {\"method\": \"GET\", \"path\": \"/\",\n   \"bdy\": \"x\"}]}",
+                "unknown key \"bdy\"", "3:4"},
+        BadFile{"MissingPath", "{\"routes\": [\n  {\"method\": \"GET\", \"body\": \"x\"}]}",
+                "missing key \"path\"", "2:3"},
+        BadFile{"MissingMethod", "{\"routes\": [{\"path\": \"/\", \"body\": \"x\"}]}",
+                "missing key \"method\"", "1:13"},
+        BadFile{
+            "TwoContents",
+            "{\"routes\": [{\"method\": \"GET\", \"path\": \"/\", \"body\": \"x\", \"json\": 1}]}",
+            "exactly one of", "1:13"},
+        BadFile{"NoContent", "{\"routes\": [{\"method\": \"GET\", \"path\": \"/\"}]}",
+                "exactly one of", "1:13"},
+        BadFile{"StatusTooLow",
+                "{\"routes\": [{\"method\": \"GET\", \"path\": \"/\", \"status\": 99, \"body\": "
+                "\"\"}]}",
+                "bad status 99", "1:44"},
+        BadFile{"StatusTooHigh",
+                "{\"routes\": [{\"method\": \"GET\", \"path\": \"/\", \"status\": 600, \"body\": "
+                "\"\"}]}",
+                "bad status 600", "1:44"},
+        BadFile{"StatusNoBody",
+                "{\"routes\": [{\"method\": \"GET\", \"path\": \"/\", \"status\": 204, \"body\": "
+                "\"\"}]}",
+                "bad status 204", "1:44"},
+        BadFile{"StatusAsString",
+                "{\"routes\": [{\"method\": \"GET\", \"path\": \"/\", \"status\": \"200\", "
+                "\"body\": \"\"}]}",
+                "must be an integer", "1:44"},
+        BadFile{"Duplicate",
+                "{\"routes\": [\n {\"method\": \"GET\", \"path\": \"/a\", \"body\": \"1\"},\n"
+                " {\"method\": \"GET\", \"path\": \"/a\", \"body\": \"2\"}]}",
+                "duplicate route GET /a", "3:2"},
+        BadFile{"HeaderWithCrLf",
+                "{\"routes\": [{\"method\": \"GET\", \"path\": \"/\", \"body\": \"\",\n"
+                " \"headers\": [[\"X-A\", \"1\\r\\nX-B: 2\"]]}]}",
+                "has CR or LF", "2:2"},
+        BadFile{"HeaderWithLf",
+                "{\"routes\": [{\"method\": \"GET\", \"path\": \"/\", \"body\": \"\",\n"
+                " \"headers\": [[\"X-A\", \"a\\nb\"]]}]}",
+                "has CR or LF", "2:2"},
+        BadFile{"HeaderNameNotAToken",
+                "{\"routes\": [{\"method\": \"GET\", \"path\": \"/\", \"body\": \"\",\n"
+                " \"headers\": [[\"X A\", \"1\"]]}]}",
+                "bad header name", "2:2"},
+        BadFile{"HeaderTheServerSends",
+                "{\"routes\": [{\"method\": \"GET\", \"path\": \"/\", \"body\": \"\",\n"
+                " \"headers\": [[\"content-length\", \"1\"]]}]}",
+                "is the server's to send", "2:2"},
+        BadFile{"HeaderThePersonaSends",
+                "{\"routes\": [{\"method\": \"GET\", \"path\": \"/\", \"body\": \"\",\n"
+                " \"headers\": [[\"server\", \"x\"]]}]}",
+                "persona already sends", "2:2"},
+        BadFile{"ContentTypeTwice",
+                "{\"routes\": [{\"method\": \"GET\", \"path\": \"/\", \"body\": \"\",\n"
+                " \"headers\": [[\"Content-Type\", \"a/b\"], [\"content-type\", \"c/d\"]]}]}",
+                "header \"content-type\" given twice", "2:2"},
+        BadFile{"UnknownMethod",
+                "{\"routes\": [{\"method\": \"get\", \"path\": \"/\", \"body\": \"\"}]}",
+                "HTTP method", "1:14"},
+        BadFile{"PathWithQuery",
+                "{\"routes\": [{\"method\": \"GET\", \"path\": \"/a?b\", \"body\": \"\"}]}",
+                "plain path", "1:31"},
+        BadFile{"EchoOnGet",
+                "{\"routes\": [{\"method\": \"GET\", \"path\": \"/e\", \"echo\": \"json\"}]}",
+                "POST, PUT or PATCH", "1:13"},
+        BadFile{"EchoOfText",
+                "{\"routes\": [{\"method\": \"POST\", \"path\": \"/e\", \"echo\": \"text\"}]}",
+                "\"echo\" must be \"json\"", "1:46"}),
+    [](const ::testing::TestParamInfo<BadFile>& info) { return std::string(info.param.name); });
+
+TEST_F(RoutesFileTest, ADelayIsKeptInMicroseconds) {
+  ASSERT_TRUE(load(R"({"routes": [
+    {"method": "GET", "path": "/a", "body": "", "delay": "250us"},
+    {"method": "GET", "path": "/b", "body": "", "delay": "1.5s"},
+    {"method": "POST", "path": "/c", "echo": "json", "delay": "0"},
+    {"method": "GET", "path": "/d", "body": ""}]})"))
+      << error_;
+  ASSERT_EQ(routes_.size(), 4u);
+  EXPECT_EQ(routes_[0].delay_us, 250u);
+  EXPECT_EQ(routes_[1].delay_us, 1500000u);
+  EXPECT_EQ(routes_[2].delay_us, 0u);
+  EXPECT_EQ(routes_[3].delay_us, 0u);
+}
+
+TEST_F(RoutesFileTest, AMissingFileSaysSo) {
+  std::vector<FileRoute> routes;
+  std::string error;
+  EXPECT_FALSE(load_routes("/nonexistent/routes.json", "text/plain", kHead, routes, error));
+  EXPECT_NE(error.find("/nonexistent/routes.json: cannot read"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace hello
