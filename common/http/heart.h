@@ -58,8 +58,8 @@ class Heart {
  public:
   virtual ~Heart() = default;
 
-  // Starts over for a new connection from `peer` (an address, for the log).
-  virtual void reset(std::string_view peer) = 0;
+  // Starts over for a new connection.
+  virtual void reset() = 0;
   // Parses `len` bytes and appends every response they complete to `out`,
   // in order, until a request must be answered later.
   virtual Fed feed(const char* data, size_t len, std::string& out) = 0;

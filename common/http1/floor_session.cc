@@ -46,8 +46,7 @@ Fed FloorSession::feed(const char* data, size_t len, std::string& out) {
   }
   matched_ = matched;
   for (size_t i = 0; i < answered; ++i) out.append(r.bytes);
-  stats_.requests.add(answered);
-  stats_.responses_2xx.add(answered);
+  sink_.answered_plain(static_cast<uint32_t>(answered), r.status);
   Fed fed;
   fed.partial = matched != 0;
   fed.answered = static_cast<uint32_t>(answered);

@@ -3,24 +3,24 @@
 // same prebuilt bytes. It parses nothing, never closes and never waits.
 #pragma once
 
-#include "observe/counter.h"
 #include "http/heart.h"
+#include "observe/accounting.h"
 #include "persona/response_table.h"
 
 namespace hello {
 
 class FloorSession final : public Heart {
  public:
-  FloorSession(const ResponseTable& table, WorkerStats& stats) : table_(table), stats_(stats) {}
+  FloorSession(const ResponseTable& table, Accounting& sink) : table_(table), sink_(sink) {}
 
-  void reset(std::string_view) override { matched_ = 0; }
+  void reset() override { matched_ = 0; }
   Fed feed(const char* data, size_t len, std::string& out) override;
   Fed resume(std::string& out) override;
   void time_out(std::string& out) override;
 
  private:
   const ResponseTable& table_;
-  WorkerStats& stats_;
+  Accounting& sink_;
   uint8_t matched_ = 0;  // bytes of CRLF CRLF seen at the end of the last read
 };
 

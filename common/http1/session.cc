@@ -151,13 +151,11 @@ thread_local HostMemo host_memo;
 
 }  // namespace
 
-Session::Session(const ResponseTable& table, WorkerStats& stats, AccessLog* log,
-                 const Limits& limits, Dice* dice)
+Session::Session(const ResponseTable& table, Accounting& sink, const Limits& limits, Dice* dice)
     : table_(table),
       limits_(limits),
-      stats_(stats),
-      log_(log),
-      target_(log != nullptr ? new char[kMaxLoggedTarget] : nullptr),
+      sink_(sink),
+      target_(sink.logs() ? new char[kMaxLoggedTarget] : nullptr),
       dice_(dice),
       shape_requests_(table.shape_requests()),
       shape_text_(shape_requests_ ? new char[kMaxShapeText] : nullptr) {
@@ -165,10 +163,9 @@ Session::Session(const ResponseTable& table, WorkerStats& stats, AccessLog* log,
   reset();
 }
 
-void Session::reset(std::string_view peer) {
+void Session::reset() {
   llhttp_init(&parser_, HTTP_REQUEST, shape_requests_ ? &kShapeSettings : &kSettings);
   parser_.data = this;
-  peer_ = peer;
   state_ = State::idle;
   error_status_ = 0;
   tail_after_line_end_ = false;
@@ -336,7 +333,7 @@ HELLO_CALLBACK int Session::on_url(const char* at, size_t len) {
   // No header has been counted yet: so far the head is the target.
   head_bytes_ += len;
   if (head_bytes_ + kLineOverhead > limits_.max_header_bytes) return reject(414);
-  if (log_ != nullptr) keep_target(at, len);
+  if (target_ != nullptr) keep_target(at, len);
   if (path_done_) [[unlikely]]
     return after_path(at, len);
   // An origin-form target starts with '/' (RFC 9112 section 3.2.1); any
@@ -787,12 +784,11 @@ int Session::complete_shaped(Variant v, bool head, bool keep_alive) {
   }
   if (!ok) {
     // The request asked for something wrong: 400, and the connection goes on.
-    stats_.requests.add();
-    stats_.shape_errors.add();
     char line[sizeof error.text + 1];
     memcpy(line, error.text, error.length);
     line[error.length] = '\n';
-    answer_with(table_.bad_request(v), {line, error.length + 1}, head);
+    answer_with(table_.bad_request(v), {line, error.length + 1}, head,
+                Answered::Shaping::bad_parameters);
     return after_answer(keep_alive);
   }
   // Only unknown parameters: as if it carried none.
@@ -820,11 +816,11 @@ int Session::complete_shaped(Variant v, bool head, bool keep_alive) {
 bool Session::answer_shaped(Variant v, bool head) {
   const Decision& d = decision_;
   const Shape& shape = *current_shape_;
-  stats_.requests.add();
   if (d.reset) {
     // No answer at all: the connection resets.
-    stats_.shaped.add();
-    stats_.resets.add();
+    Answered a;
+    a.shaping = Answered::Shaping::reset;
+    sink_.answered(a);
     stream_.reset = true;
     return true;
   }
@@ -843,7 +839,6 @@ bool Session::answer_shaped(Variant v, bool head) {
   } else if (!d.sized) {
     text = table_.content(route_);
   }
-  stats_.shaped.add();
   bool bodyless = status == 204 || status == 304;
   uint64_t length = bodyless ? 0 : d.sized ? d.size : text.size();
   char decision[kDecisionText];
@@ -865,12 +860,11 @@ bool Session::answer_shaped(Variant v, bool head) {
     }
     stream_.drip_us = d.drip_us;
   }
-  note_status(status, head ? 0 : length, true);
+  note_status(status, head ? 0 : length, Answered::Kind::request, Answered::Shaping::shaped);
   return d.close;
 }
 
 HELLO_CALLBACK bool Session::answer_request(Variant v, bool head) {
-  stats_.requests.add();
   // The common case first: a route's own answer.
   if (route_ >= 0 && !expect_unknown_) {
     if (echo_) {
@@ -878,16 +872,17 @@ HELLO_CALLBACK bool Session::answer_request(Variant v, bool head) {
       return false;
     }
     const PreparedResponse& r = table_.route(route_, v, head);
-    answer(r, head, true);
+    answer(r, head, Answered::Kind::request);
     // A body without a length is ended by closing; its bytes say close.
     return r.closes;
   }
+  constexpr Answered::Kind kRequest = Answered::Kind::request;
   if (expect_unknown_)
-    answer(table_.error(417, v), head, true);
+    answer(table_.error(417, v), head, kRequest);
   else if (!path_known_)
-    answer(table_.error(404, v), head, true);
+    answer(table_.error(404, v), head, kRequest);
   else
-    answer(table_.not_allowed(path_route_, v), head, true);
+    answer(table_.not_allowed(path_route_, v), head, kRequest);
   return false;
 }
 
@@ -897,7 +892,7 @@ void Session::answer_echo(Variant v) {
 }
 
 HELLO_CALLBACK void Session::answer_with(const PreparedResponse& r, std::string_view body,
-                                         bool head_only) {
+                                         bool head_only, Answered::Shaping shaping) {
   char digits[20];
   char* end = std::to_chars(digits, digits + sizeof digits, body.size()).ptr;
   out_->append(r.bytes.data(), static_cast<size_t>(r.length_offset));
@@ -905,7 +900,7 @@ HELLO_CALLBACK void Session::answer_with(const PreparedResponse& r, std::string_
   out_->append(r.bytes.data() + r.length_offset,
                r.head_length - static_cast<size_t>(r.length_offset));
   if (!head_only) out_->append(body);
-  note_answer(r, r.head_length + (head_only ? 0 : body.size()), true);
+  note_status(r.status, head_only ? 0 : body.size(), Answered::Kind::request, shaping);
 }
 
 // Out of line, so that the callback without a log saves no registers for it.
@@ -915,40 +910,41 @@ HELLO_CALLBACK void Session::answer_with(const PreparedResponse& r, std::string_
   target_length_ = static_cast<uint16_t>(target_length_ + n);
 }
 
-HELLO_CALLBACK void Session::answer(const PreparedResponse& r, bool head_only, bool parsed) {
+HELLO_CALLBACK void Session::answer(const PreparedResponse& r, bool head_only,
+                                    Answered::Kind kind) {
   size_t length = head_only ? r.head_length : r.bytes.size();
   out_->append(r.bytes.data(), length);
-  note_answer(r, length, parsed);
+  note_status(r.status, length - r.head_length, kind);
 }
 
-HELLO_CALLBACK void Session::note_answer(const PreparedResponse& r, size_t length, bool parsed) {
-  note_status(r.status, length - r.head_length, parsed);
-}
-
-HELLO_CALLBACK void Session::note_status(int status, size_t body_bytes, bool parsed) {
+HELLO_CALLBACK void Session::note_status(int status, size_t body_bytes, Answered::Kind kind,
+                                         Answered::Shaping shaping) {
   ++answered_;
-  if (status < 300)
-    stats_.responses_2xx.add();
-  else if (status < 400) [[unlikely]]
-    stats_.responses_3xx.add();  // a route file's or a shaped status
-  else if (status < 500)
-    stats_.responses_4xx.add();
-  else
-    stats_.responses_5xx.add();
-  if (log_ != nullptr) log_answer(status, body_bytes, parsed);
+  Answered a;
+  a.status = static_cast<uint16_t>(status);
+  a.kind = kind;
+  a.shaping = shaping;
+  a.body_bytes = body_bytes;
+  if (target_ != nullptr) [[unlikely]] {
+    note_logged(a);
+    return;
+  }
+  sink_.answered(a);
 }
 
-[[gnu::noinline]] void Session::log_answer(int status, size_t body_bytes, bool parsed) {
-  std::string_view method =
-      parsed ? llhttp_method_name(static_cast<llhttp_method_t>(parser_.method)) : "";
-  log_->append(peer_, method, {target_.get(), target_length_}, parser_.http_minor, status,
-               body_bytes);
+// Out of line, so that a session without a log saves no registers for it.
+[[gnu::noinline]] void Session::note_logged(Answered& a) {
+  if (a.kind == Answered::Kind::request)
+    a.method = llhttp_method_name(static_cast<llhttp_method_t>(parser_.method));
+  a.target = {target_.get(), target_length_};
+  a.http_minor = static_cast<uint8_t>(parser_.http_minor);
+  sink_.answered(a);
 }
 
 void Session::fail(int status, bool malformed) {
-  if (malformed) stats_.parse_errors.add();
   bool http10 = parser_.http_major == 1 && parser_.http_minor == 0;
-  answer(table_.error(status, variant_of(!http10, false)), false, false);
+  answer(table_.error(status, variant_of(!http10, false)), false,
+         malformed ? Answered::Kind::malformed : Answered::Kind::timed_out);
   enter(State::closed);
 }
 

@@ -12,10 +12,9 @@
 #include <memory>
 #include <string>
 
-#include "observe/access_log.h"
-#include "observe/counter.h"
 #include "http/heart.h"
 #include "http/host_syntax.h"
+#include "observe/accounting.h"
 #include "persona/response_table.h"
 #include "shaping/shape.h"
 
@@ -42,14 +41,14 @@ class Session final : public Heart {
   // values, joined by '&') may be this long; beyond it 400.
   static constexpr size_t kMaxShapeText = 4096;
 
-  // Counts into `stats`; logs each response to `log` unless it is null.
-  // `dice` decides shaped answers: required if the table shapes any.
-  Session(const ResponseTable& table, WorkerStats& stats, AccessLog* log = nullptr,
-          const Limits& limits = {}, Dice* dice = nullptr);
+  // Reports each answer to `sink`. `dice` decides shaped answers: required
+  // if the table shapes any.
+  Session(const ResponseTable& table, Accounting& sink, const Limits& limits = {},
+          Dice* dice = nullptr);
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  void reset(std::string_view peer = {}) override;
+  void reset() override;
   // Parses until the input ends, the connection must close, or a request
   // must be answered later (its route has a delay). Once closed, further
   // bytes are ignored.
@@ -138,18 +137,20 @@ class Session final : public Heart {
   // the 404, 405 or 417 the request earned) in variant `v`. True if that
   // answer ends the connection (a body framed by the close).
   bool answer_request(Variant v, bool head);
-  // `parsed`: the request line is known and goes into the log.
-  void answer(const PreparedResponse& r, bool head_only, bool parsed);
+  // `kind`: what the answer is to (a request's line goes into the log).
+  void answer(const PreparedResponse& r, bool head_only, Answered::Kind kind);
   // A JSON echo route: the body parsed, and sent back minified (or 400).
   void answer_echo(Variant v);
   // Every state change goes through here and is checked.
   void enter(State to);
   // Appends the template `r` with `body` after its head (only the head with `head_only`).
-  void answer_with(const PreparedResponse& r, std::string_view body, bool head_only = false);
-  void note_answer(const PreparedResponse& r, size_t length, bool parsed);
-  // Counts an answer of `status` whose body is `body_bytes` long, and logs it.
-  void note_status(int status, size_t body_bytes, bool parsed);
-  void log_answer(int status, size_t body_bytes, bool parsed);
+  void answer_with(const PreparedResponse& r, std::string_view body, bool head_only = false,
+                   Answered::Shaping shaping = Answered::Shaping::none);
+  // Reports an answer of `status` whose body is `body_bytes` long to the sink.
+  void note_status(int status, size_t body_bytes, Answered::Kind kind,
+                   Answered::Shaping shaping = Answered::Shaping::none);
+  // The same while logging: with the request line.
+  void note_logged(Answered& a);
   void keep_target(const char* at, size_t len);
   // Answers `status` and closes; `malformed` counts it as a parse error.
   void fail(int status, bool malformed = true);
@@ -160,9 +161,7 @@ class Session final : public Heart {
   std::string* out_ = nullptr;  // valid during feed()
   const char* feed_begin_ = nullptr;
   const char* feed_end_ = nullptr;
-  WorkerStats& stats_;
-  AccessLog* log_;
-  std::string_view peer_;
+  Accounting& sink_;
 
   char path_[kMaxPath];
   uint16_t path_length_ = 0;

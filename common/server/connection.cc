@@ -99,7 +99,7 @@ struct ConnectionCallbacks {
 };
 
 Connection::Connection(Worker& worker)
-    : worker_(worker), peer_(worker.access_log() != nullptr ? new char[kPeerSize] : nullptr) {
+    : worker_(worker), peer_(worker.accounting().logs() ? new char[kPeerSize] : nullptr) {
   timer_.on_fire = ConnectionCallbacks::timer;
   timer_.data = this;
 }
@@ -214,22 +214,7 @@ void Connection::drain() {
 // libuv has called back a cancelled write, if any, before this.
 void Connection::on_close() {
   HELLO_CHECK(pending_ == nullptr && !timer_.active());
-  // The counter of each CloseReason, in the enum's order; an undecided
-  // reason counts as an error.
-  static constexpr Counter WorkerStats::*kClosedBy[] = {
-      &WorkerStats::closed_error,
-      &WorkerStats::connections_rejected,
-      &WorkerStats::closed_client,
-      &WorkerStats::closed_answered,
-      &WorkerStats::closed_keepalive_timeout,
-      &WorkerStats::closed_header_timeout,
-      &WorkerStats::closed_send_timeout,
-      &WorkerStats::closed_reset,
-      &WorkerStats::closed_shutdown,
-      &WorkerStats::closed_error,
-  };
-  static_assert(std::size(kClosedBy) == static_cast<size_t>(CloseReason::error) + 1);
-  (worker_.stats().*kClosedBy[static_cast<size_t>(close_reason_)]).add();
+  worker_.accounting().closed(close_reason_);
   release_held();
   release_stream();
   release_heart();
@@ -240,7 +225,7 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
   if (phase_ == Phase::closing) return;
   if (nread > 0) {
     read_since_check_ = true;
-    worker_.stats().bytes_in.add(static_cast<uint64_t>(nread));
+    worker_.accounting().read(static_cast<uint64_t>(nread));
     if (phase_ == Phase::reading) {
       read_ns_ = uv_hrtime();
       // A read shorter than the buffer emptied the socket: while it is
@@ -278,8 +263,9 @@ void Connection::consume(const char* data, size_t len, bool held) {
   if (pending_since_ns_ == 0) pending_since_ns_ = read_ns_;
   if (heart_ == nullptr) {
     heart_ = worker_.acquire_heart();
-    heart_->reset({peer_.get(), peer_length_});
+    heart_->reset();
   }
+  worker_.accounting().serving({peer_.get(), peer_length_});
   Fed fed = heart_->feed(data, len, worker_.output());
   after_feed(fed, data, len, held, was_partial);
 }
@@ -345,9 +331,7 @@ void Connection::note_service(uint32_t answered, bool pending) {
     // The first answer's request began when the oldest pending one did;
     // the others began in the read being consumed.
     uint64_t now = uv_hrtime();
-    LatencyHistogram& h = worker_.service_time();
-    h.record(now - pending_since_ns_);
-    if (answered > 1) h.record(now - read_ns_, answered - 1);
+    worker_.accounting().served(now - pending_since_ns_, now - read_ns_, answered);
   }
   pending_since_ns_ = !pending ? 0 : answered > 0 ? read_ns_ : pending_since_ns_;
 }
@@ -396,6 +380,7 @@ void Connection::on_timer() {
   // The header deadline of the request in progress has passed: 408.
   HELLO_CHECK(phase_ == Phase::reading);
   decide(CloseReason::header_timeout);
+  worker_.accounting().serving({peer_.get(), peer_length_});
   heart_->time_out(worker_.output());
   Fed fed;
   fed.next = Fed::Next::close;
@@ -409,6 +394,7 @@ void Connection::answer_waiting() {
   // Requests held behind the waiting one are timed from now, when the
   // connection turns to them.
   read_ns_ = uv_hrtime();
+  worker_.accounting().serving({peer_.get(), peer_length_});
   Fed fed = heart_->resume(worker_.output());
   bool input_held = held_ != nullptr && held_->size() > 0;
   if (fed.next == Fed::Next::close) {
@@ -494,7 +480,7 @@ void Connection::pump_stream(std::string* head) {
     if (head != nullptr) {
       // Handed over now: what follows (the stream's end, parsing the
       // input behind it) must not send it again.
-      worker_.stats().bytes_out.add(head_size);
+      worker_.accounting().wrote(head_size);
       bool partial = written < head_size;
       if (partial) {
         // The rest of the head as an ordinary write; the body follows it.
@@ -511,7 +497,7 @@ void Connection::pump_stream(std::string* head) {
       head = nullptr;
     }
     s.sent += written;
-    worker_.stats().bytes_out.add(written);
+    worker_.accounting().wrote(written);
     if (s.sent < at) {
       // The kernel is full: the rest of this piece by reference, and the
       // next ones once it is written.
@@ -521,7 +507,7 @@ void Connection::pump_stream(std::string* head) {
       pending_->req.data = this;
       pending_->ref = {src.base + offset, piece};
       s.sent += piece;
-      worker_.stats().bytes_out.add(piece);
+      worker_.accounting().wrote(piece);
       write_queued();
       return;
     }
@@ -592,7 +578,7 @@ void Connection::send_output() {
 }
 
 void Connection::send(const std::string& out) {
-  worker_.stats().bytes_out.add(out.size());
+  worker_.accounting().wrote(out.size());
   if (writing()) {
     pending_->backlog.append(out);
     return;

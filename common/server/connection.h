@@ -25,8 +25,9 @@
 #include <memory>
 #include <string>
 
-#include "http/heart.h"
 #include "base/timer_queue.h"
+#include "http/heart.h"
+#include "observe/accounting.h"
 
 namespace hello {
 
@@ -64,19 +65,7 @@ struct BodyStream {
 
 class Connection {
  public:
-  // Why a connection closed, counted once it has (hello_connections_closed_total).
-  enum class CloseReason : uint8_t {
-    none,  // not decided yet: error when it closes
-    limit,
-    client,
-    answered,
-    keepalive_timeout,
-    header_timeout,
-    send_timeout,
-    reset,
-    shutdown,
-    error,
-  };
+  using CloseReason = hello::CloseReason;
 
   enum class Phase : uint8_t {
     // Parsing requests as they arrive and answering them at once. Without

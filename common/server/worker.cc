@@ -16,9 +16,9 @@
 #include <utility>
 
 #include "base/check.h"
-#include "server/connection.h"
 #include "http1/floor_session.h"
 #include "net/tcp_port.h"
+#include "server/connection.h"
 
 namespace hello {
 
@@ -70,8 +70,10 @@ Worker::Worker(const Persona& persona, const TableOptions& table_options,
     : id_(id),
       table_(persona, table_options),
       options_(options),
-      dice_(options.seed + static_cast<uint64_t>(id)) {
-  if (log != nullptr) access_log_ = std::make_unique<AccessLog>(*log, id, stats_.log_lines_dropped);
+      dice_(options.seed + static_cast<uint64_t>(id)),
+      access_log_(log != nullptr ? std::make_unique<AccessLog>(*log, id, stats_.log_lines_dropped)
+                                 : nullptr),
+      accounting_(stats_, &service_time_, access_log_.get()) {
   // A few hundred pipelined responses per read fit without growing.
   output_.reserve(256 * 1024);
   stall_timers_.resize(options_.stalls.size());
@@ -284,7 +286,7 @@ void Worker::on_command() {
 void Worker::finish_if_done() {
   if (!stopping_ || live_ != nullptr || uv_is_closing(reinterpret_cast<uv_handle_t*>(&date_timer_)))
     return;
-  if (access_log_) access_log_->flush_final();
+  accounting_.flush_final();
   uv_close(reinterpret_cast<uv_handle_t*>(&date_timer_), WorkerCallbacks::closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&relisten_timer_), WorkerCallbacks::closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&drain_timer_), WorkerCallbacks::closed);
@@ -325,7 +327,7 @@ void Worker::on_stall(Timer* t) {
   if (command_.load() != 0) return;
   uint64_t end = due + stall.duration_us * kNsPerUs;
   if (end <= now) return;  // the window passed while the loop was stalled already
-  stats_.stalls.add();
+  accounting_.stalled();
   struct timespec until;
   until.tv_sec = static_cast<time_t>(end / kNsPerSecond);
   until.tv_nsec = static_cast<long>(end % kNsPerSecond);
@@ -347,7 +349,7 @@ Connection* Worker::acquire() {
   c->next = live_;
   if (live_) live_->prev = c;
   live_ = c;
-  stats_.open.add();
+  accounting_.opened();
   return c;
 }
 
@@ -363,7 +365,7 @@ void Worker::accept_queued() {
   for (int i = 0; i < kListenBacklog; ++i) {
     int client = accept4(fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (client < 0) break;  // EAGAIN: the queue is empty (or out of descriptors)
-    stats_.connections.add();
+    accounting_.accepted();
     Connection* c = acquire();
     c->adopt(client);
     if (options_.defer_accept) c->read_now();
@@ -374,7 +376,7 @@ void Worker::on_connection(int status) {
   // Out of descriptors (EMFILE) or a connection reset before accept: libuv
   // has already dropped it; keep serving the connections we have.
   if (status < 0) {
-    stats_.accept_errors.add();
+    accounting_.accept_failed();
     if (status == UV_EMFILE || status == UV_ENFILE) pause_accepting();
     return;
   }
@@ -387,14 +389,14 @@ void Worker::on_connection(int status) {
   }
   // Over the limit the connection is accepted only to be closed at once:
   // libuv stops watching the listener until the pending one is accepted.
-  bool over_limit = stats_.open.get() >= options_.max_connections;
+  bool over_limit = accounting_.open() >= options_.max_connections;
   Connection* c = acquire();
   c->start(reinterpret_cast<uv_stream_t*>(&listener_));
   if (over_limit) {
     c->close(Connection::CloseReason::limit);  // counted as rejected
     return;
   }
-  stats_.connections.add();
+  accounting_.accepted();
   if (options_.defer_accept) c->read_now();
 }
 
@@ -411,14 +413,13 @@ void Worker::release(Connection* c) {
     live_ = c->next;
   if (c->next) c->next->prev = c->prev;
   connections_.release(c);
-  stats_.open.sub();
   finish_if_done();
 }
 
 Heart* Worker::acquire_heart() {
   return hearts_.acquire([this]() -> std::unique_ptr<Heart> {
-    if (table_.policy().no_parsing) return std::make_unique<FloorSession>(table_, stats_);
-    return std::make_unique<Session>(table_, stats_, access_log_.get(), options_.limits, &dice_);
+    if (table_.policy().no_parsing) return std::make_unique<FloorSession>(table_, accounting_);
+    return std::make_unique<Session>(table_, accounting_, options_.limits, &dice_);
   });
 }
 
@@ -461,10 +462,7 @@ void Worker::on_date_timer() {
   // second late.
   uint64_t now_ms = uv_now(&loop_);
   for (Connection* c = live_; c != nullptr; c = c->next) c->check_deadlines(now_ms);
-  if (access_log_) {
-    access_log_->set_time(now);
-    access_log_->flush();  // at least once a second
-  }
+  accounting_.tick(now);
   schedule_date_timer();
 }
 

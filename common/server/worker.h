@@ -11,16 +11,17 @@
 #include <thread>
 #include <vector>
 
+#include "base/pool.h"
+#include "base/timer_queue.h"
+#include "http1/session.h"
 #include "observe/access_log.h"
-#include "server/connection.h"
+#include "observe/accounting.h"
 #include "observe/counter.h"
 #include "observe/latency_histogram.h"
-#include "base/pool.h"
 #include "persona/response_table.h"
-#include "http1/session.h"
+#include "server/connection.h"
 #include "shaping/shape.h"
 #include "shaping/stall.h"
-#include "base/timer_queue.h"
 
 namespace hello {
 
@@ -65,16 +66,18 @@ class Worker {
   int id() const { return id_; }
   // True once the loop has ended (any thread).
   bool finished() const { return finished_.load(); }
+  // Read by the main thread for the live line, the summary and /metrics.
   WorkerStats& stats() { return stats_; }
   // Service time of each answered request (docs/observability.md).
   LatencyHistogram& service_time() { return service_time_; }
+  // What counts and logs everything this worker's connections do.
+  Accounting& accounting() { return accounting_; }
   uv_loop_t* loop() { return &loop_; }
   // Nanoseconds the loop has waited for events (any thread; 0 without
   // WorkerOptions::loop_metrics).
   uint64_t idle_ns() { return loop_ready_ ? uv_metrics_idle_time(&loop_) : 0; }
   const ResponseTable& table() const { return table_; }
   const WorkerOptions& options() const { return options_; }
-  AccessLog* access_log() { return access_log_.get(); }
   uv_buf_t read_buffer() { return uv_buf_init(read_buffer_, sizeof read_buffer_); }
   // Scratch space for the responses of one read; empty between reads.
   std::string& output() { return output_; }
@@ -146,6 +149,7 @@ class Worker {
   LatencyHistogram service_time_;
   Dice dice_;
   std::unique_ptr<AccessLog> access_log_;
+  Accounting accounting_;
   bool loop_ready_ = false;
   bool listening_ = false;
   bool stopping_ = false;

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "http_bytes.h"
 #include "http1/session.h"
+#include "http_bytes.h"
 #include "test_persona.h"
 
 namespace {
@@ -36,7 +36,8 @@ inline void feed_llhttp(llhttp_t& parser, const std::string& input) {
 void heart(benchmark::State& state) {
   hello::ResponseTable table(hello::test::kTestPersona, {});
   hello::WorkerStats stats;
-  hello::Session session(table, stats);
+  hello::Accounting sink(stats);
+  hello::Session session(table, sink);
   std::string input = requests(static_cast<int>(state.range(0)));
   std::string out;
   out.reserve(64 * 1024);
@@ -51,8 +52,9 @@ void heart_shape_on(benchmark::State& state) {
   options.shape = true;
   hello::ResponseTable table(hello::test::kTestPersona, options);
   hello::WorkerStats stats;
+  hello::Accounting sink(stats);
   hello::Dice dice(1);
-  hello::Session session(table, stats, nullptr, {}, &dice);
+  hello::Session session(table, sink, {}, &dice);
   std::string input = requests(static_cast<int>(state.range(0)));
   std::string out;
   out.reserve(64 * 1024);
@@ -81,7 +83,8 @@ void heart_vs_llhttp(benchmark::State& state) {
   constexpr int kBurst = 64;  // feeds per side: about 10 to 200 µs
   hello::ResponseTable table(hello::test::kTestPersona, {});
   hello::WorkerStats stats;
-  hello::Session session(table, stats);
+  hello::Accounting sink(stats);
+  hello::Session session(table, sink);
   llhttp_settings_t settings;
   llhttp_settings_init(&settings);
   llhttp_t parser;
@@ -128,7 +131,8 @@ void heart_echo(benchmark::State& state) {
   options.routes = &routes;
   hello::ResponseTable table(hello::test::kTestPersona, options);
   hello::WorkerStats stats;
-  hello::Session session(table, stats);
+  hello::Accounting sink(stats);
+  hello::Session session(table, sink);
   std::string doc = "{\n \"items\": [";
   for (int i = 0; i < 24; ++i)
     doc += std::string(i ? "," : "") + "\n  {\"sku\": \"SKU-" + std::to_string(1000 + i) +

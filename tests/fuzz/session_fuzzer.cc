@@ -16,10 +16,10 @@
 #include <string_view>
 #include <vector>
 
-#include "observe/access_log.h"
 #include "http1/floor_session.h"
-#include "http_bytes.h"
 #include "http1/session.h"
+#include "http_bytes.h"
+#include "observe/access_log.h"
 #include "test_persona.h"
 
 namespace {
@@ -62,6 +62,8 @@ struct Fixture {
       tables[i] = std::make_unique<hello::ResponseTable>(p, options);
     }
     log = std::make_unique<hello::AccessLog>(log_writer, 0, stats.log_lines_dropped);
+    sink = std::make_unique<hello::Accounting>(stats, nullptr, log.get());
+    sink->serving("127.0.0.1");
   }
   hello::LogWriter log_writer;
   const std::vector<hello::FileRoute> routes = file_routes();
@@ -69,6 +71,7 @@ struct Fixture {
   hello::WorkerStats stats;
   hello::Dice dice{1};
   std::unique_ptr<hello::AccessLog> log;
+  std::unique_ptr<hello::Accounting> sink;
 };
 
 // Small limits, so inputs reach them.
@@ -95,11 +98,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   std::unique_ptr<hello::Heart> heart;
   if (variant == 3)
-    heart = std::make_unique<hello::FloorSession>(*fixture.tables[variant], fixture.stats);
+    heart = std::make_unique<hello::FloorSession>(*fixture.tables[variant], *fixture.sink);
   else
-    heart = std::make_unique<hello::Session>(*fixture.tables[variant], fixture.stats,
-                                             fixture.log.get(), kLimits, &fixture.dice);
-  heart->reset("127.0.0.1");
+    heart = std::make_unique<hello::Session>(*fixture.tables[variant], *fixture.sink, kLimits,
+                                             &fixture.dice);
+  heart->reset();
   std::string out;
   bool open = true;
   bool partial = false;

@@ -18,10 +18,10 @@
 #include <string_view>
 #include <vector>
 
-#include "http_bytes.h"
 #include "http1/session.h"
-#include "test_persona.h"
+#include "http_bytes.h"
 #include "server/worker.h"
+#include "test_persona.h"
 
 extern "C" {
 void* __libc_malloc(size_t);
@@ -113,7 +113,8 @@ uint64_t allocations_in(Work work) {
 TEST(Allocation, TheHeartAllocatesNothingPerRequest) {
   ResponseTable table(test::kTestPersona, {});
   WorkerStats stats;
-  Session session(table, stats);
+  Accounting sink(stats);
+  Session session(table, sink);
   std::string out;
   out.reserve(64 * 1024);
   std::string pipeline = test::repeat(kRequest, 16);
@@ -143,7 +144,8 @@ TEST(Allocation, TheJsonEchoAllocatesNothingPerRequest) {
   options.routes = &routes;
   ResponseTable table(test::kTestPersona, options);
   WorkerStats stats;
-  Session session(table, stats);
+  Accounting sink(stats);
+  Session session(table, sink);
   std::string doc = "{\"items\": [";
   for (int i = 0; i < 40; ++i)
     doc += (i ? ", " : "") + std::string("{\"id\": ") + std::to_string(i) + "}";
@@ -291,8 +293,9 @@ TEST(Allocation, ShapedAnswersAllocateNothingPerRequestInTheHeart) {
   options.shape = true;
   ResponseTable table(test::kTestPersona, options);
   WorkerStats stats;
+  Accounting sink(stats);
   Dice dice(1);
-  Session session(table, stats, nullptr, {}, &dice);
+  Session session(table, sink, {}, &dice);
   std::string out;
   out.reserve(64 * 1024);
   std::string request =

@@ -17,7 +17,7 @@ class FloorSessionTest : public ::testing::Test {
     p.no_parsing = true;
     return p;
   }
-  FloorSessionTest() : table_(persona_, {}), floor_(table_, stats_) {}
+  FloorSessionTest() : table_(persona_, {}), floor_(table_, sink_) {}
 
   // Feeds `bytes` in one piece and returns what the floor answered.
   std::string feed(std::string_view bytes) {
@@ -33,6 +33,7 @@ class FloorSessionTest : public ::testing::Test {
   static inline const Persona persona_ = make();
   ResponseTable table_;
   WorkerStats stats_;
+  Accounting sink_{stats_};
   FloorSession floor_;
   Fed fed_;
   bool open_ = true;
@@ -43,7 +44,7 @@ TEST_F(FloorSessionTest, AnswersEveryBlankLineEvenSplitAndInvalid) {
   const std::string input = "GET / HTTP/1.1\r\n\r\nnot http\r\n\r\n\r\n\r\n\r\r\n\r\n";
   const std::string one = route();
   test::for_each_split(input, [&](std::string_view a, std::string_view b, size_t split) {
-    floor_.reset({});
+    floor_.reset();
     std::string out = feed(a);
     out += feed(b);
     ASSERT_EQ(out, one + one + one + one) << "split at " << split;
@@ -66,7 +67,7 @@ TEST_F(FloorSessionTest, CountsLikeAByteAtATimeMatcher) {
     size_t expected = test::blank_lines(input);
     for (size_t a = 0; a <= input.size(); ++a) {
       size_t b = a + (input.size() - a) / 2;
-      floor_.reset({});
+      floor_.reset();
       std::string_view in(input);
       std::string out = feed(in.substr(0, a));  // one statement each: in this order
       out += feed(in.substr(a, b - a));

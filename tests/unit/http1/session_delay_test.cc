@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "http_bytes.h"
 #include "http1/session.h"
+#include "http_bytes.h"
 #include "test_persona.h"
 
 namespace hello {
@@ -19,7 +19,7 @@ std::vector<FileRoute> delay_routes() {
 
 class SessionDelayTest : public ::testing::Test {
  protected:
-  SessionDelayTest() : table_(test::kTestPersona, options()), session_(table_, stats_) {}
+  SessionDelayTest() : table_(test::kTestPersona, options()), session_(table_, sink_) {}
   static TableOptions options() {
     TableOptions o;
     o.routes = &kRoutes;
@@ -63,6 +63,7 @@ class SessionDelayTest : public ::testing::Test {
   static inline const std::vector<FileRoute> kRoutes = delay_routes();
   ResponseTable table_;
   WorkerStats stats_;
+  Accounting sink_{stats_};
   Session session_;
   Fed last_;
   std::vector<uint64_t> delays_;

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "http_bytes.h"
 #include "http1/session.h"
+#include "http_bytes.h"
 #include "test_persona.h"
 
 namespace hello {
@@ -32,7 +32,7 @@ class SessionShapeTest : public ::testing::Test {
   explicit SessionShapeTest(bool shape = true, std::string shape_default = {})
       : table_(test::kTestPersona, options(shape, std::move(shape_default))),
         dice_(7),
-        session_(table_, stats_, nullptr, {}, &dice_) {}
+        session_(table_, sink_, {}, &dice_) {}
   static TableOptions options(bool shape, std::string shape_default) {
     TableOptions o;
     o.shape = shape;
@@ -70,6 +70,7 @@ class SessionShapeTest : public ::testing::Test {
 
   ResponseTable table_;
   WorkerStats stats_;
+  Accounting sink_{stats_};
   Dice dice_;
   Session session_;
   std::vector<Fed> feds_;
@@ -239,8 +240,9 @@ TEST(SessionShapeDelay, TheRestOfADelayMixIsTheRoutesOwnDelay) {
   options.routes = &routes;
   ResponseTable table(test::kTestPersona, options);
   WorkerStats stats;
+  Accounting sink(stats);
   Dice dice(1);
-  Session session(table, stats, nullptr, {}, &dice);
+  Session session(table, sink, {}, &dice);
   std::string in = get("/slow?delay=1ms:0&status=201");
   std::string out;
   Fed fed = session.feed(in.data(), in.size(), out);

@@ -15,7 +15,7 @@ namespace {
 class SessionTest : public ::testing::Test {
  protected:
   explicit SessionTest(const Persona& p = test::kTestPersona, TableOptions o = {})
-      : table_(p, o), session_(table_, stats_) {}
+      : table_(p, o), session_(table_, sink_) {}
 
   // Feeds `bytes` in one piece and returns what the session answered.
   std::string feed(std::string_view bytes) {
@@ -40,6 +40,7 @@ class SessionTest : public ::testing::Test {
 
   ResponseTable table_;
   WorkerStats stats_;
+  Accounting sink_{stats_};
   Session session_;
   Fed fed_;
   bool open_ = true;
@@ -386,7 +387,7 @@ TEST_F(RoutesSessionTest, EchoesPipelinedAfterEachOtherInOrder) {
 TEST_F(RoutesSessionTest, EchoOverTheBodyLimitIs413AndCloses) {
   Limits limits;
   limits.max_body_bytes = 16;
-  Session small(table_, stats_, nullptr, limits);
+  Session small(table_, sink_, limits);
   std::string out;
   std::string in = post("[1,2,3,4,5,6,7,8,9]");  // 19 bytes
   EXPECT_EQ(small.feed(in.data(), in.size(), out).next, Fed::Next::close);
@@ -530,7 +531,7 @@ class ConformanceTest : public SessionTest {
 TEST_F(ConformanceTest, ChunkOverTheBodyLimitIs413AtItsSizeLine) {
   Limits limits;
   limits.max_body_bytes = 100;
-  Session session(table_, stats_, nullptr, limits);
+  Session session(table_, sink_, limits);
   const std::string head = "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n";
   const std::string too_large = error(413, Variant::close_11);
   EXPECT_EQ(answer_however_split(session, head + "FFFFFFFFFFFFFFFF\r\n"), too_large);

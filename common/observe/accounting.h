@@ -1,0 +1,137 @@
+// The one place a worker counts and logs. Every heart reports each answer
+// as one protocol-neutral record (`Answered`); the connection reports what
+// only it knows (bytes on the wire, service time, how it ended, the peer);
+// the worker reports accepts and stalls. Accounting alone writes the
+// counters, the service-time histogram and the access log, so a new
+// protocol reports records and counts nothing itself.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <ctime>
+#include <string_view>
+
+#include "observe/access_log.h"
+#include "observe/counter.h"
+#include "observe/latency_histogram.h"
+
+namespace hello {
+
+// Why a connection closed, counted once it has (hello_connections_closed_total).
+enum class CloseReason : uint8_t {
+  none,  // not decided yet: error when it closes
+  limit,
+  client,
+  answered,
+  keepalive_timeout,
+  header_timeout,
+  send_timeout,
+  reset,
+  shutdown,
+  error,
+};
+
+// One answer, as its heart saw it.
+struct Answered {
+  // What the answer was to.
+  enum class Kind : uint8_t {
+    request,    // a complete request
+    malformed,  // bytes rejected as malformed (a parse error)
+    timed_out,  // a request that did not complete in time (408)
+  };
+  // What shaping did to it (docs/shaping.md).
+  enum class Shaping : uint8_t {
+    none,
+    shaped,          // a shaped answer
+    reset,           // no answer at all: the connection resets (status 0)
+    bad_parameters,  // 400 for shaping parameters that do not parse
+  };
+  uint16_t status = 0;  // 0: no answer was sent
+  Kind kind = Kind::request;
+  Shaping shaping = Shaping::none;
+  uint8_t http_minor = 1;
+  uint64_t body_bytes = 0;  // the body sent, for the log's size field
+  // The request line, for the log; filled only while logging (logs()).
+  // An empty method logs the request line as "-".
+  std::string_view method;
+  std::string_view target;
+};
+
+class Accounting {
+ public:
+  // Counts into `stats`; times answers into `service_time` and logs them to
+  // `log` unless they are null.
+  explicit Accounting(WorkerStats& stats, LatencyHistogram* service_time = nullptr,
+                      AccessLog* log = nullptr)
+      : stats_(stats), service_time_(service_time), log_(log) {}
+  Accounting(const Accounting&) = delete;
+  Accounting& operator=(const Accounting&) = delete;
+
+  // True if answers are logged: hearts then fill in the request line.
+  bool logs() const { return log_ != nullptr; }
+  // The connection whose answers are reported next (its peer for the log).
+  // Set by the connection before it feeds its heart; the heart never sees it.
+  void serving(std::string_view peer) { peer_ = peer; }
+
+  // One answer of a heart.
+  void answered(const Answered& a) {
+    if (a.kind == Answered::Kind::request)
+      stats_.requests.add();
+    else if (a.kind == Answered::Kind::malformed)
+      stats_.parse_errors.add();
+    if (a.shaping != Answered::Shaping::none) [[unlikely]]
+      count_shaping(a.shaping);
+    if (a.status == 0) [[unlikely]]
+      return;
+    if (a.status < 300)
+      stats_.responses_2xx.add();
+    else if (a.status < 400) [[unlikely]]
+      stats_.responses_3xx.add();  // a route file's or a shaped status
+    else if (a.status < 500)
+      stats_.responses_4xx.add();
+    else
+      stats_.responses_5xx.add();
+    if (log_ != nullptr) [[unlikely]]
+      log(a);
+  }
+  // `count` answers to plain requests, all `status`, none logged (hello-floor).
+  void answered_plain(uint32_t count, uint16_t status) {
+    stats_.requests.add(count);
+    if (status < 300) stats_.responses_2xx.add(count);
+  }
+  // Answers were handed to the kernel: the first `first_ns` after its
+  // request began, the other `count - 1` after `rest_ns` each.
+  void served(uint64_t first_ns, uint64_t rest_ns, uint32_t count) {
+    if (service_time_ == nullptr || count == 0) return;
+    service_time_->record(first_ns);
+    if (count > 1) service_time_->record(rest_ns, count - 1);
+  }
+  void read(uint64_t bytes) { stats_.bytes_in.add(bytes); }
+  void wrote(uint64_t bytes) { stats_.bytes_out.add(bytes); }
+
+  // Connections: accepted and served, or over the limit (then closed with
+  // CloseReason::limit); opened and closed as the worker lends them out.
+  void accepted() { stats_.connections.add(); }
+  void opened() { stats_.open.add(); }
+  void closed(CloseReason why);
+  uint64_t open() const { return stats_.open.get(); }
+  void accept_failed() { stats_.accept_errors.add(); }
+  // The worker's loop stalled (--stall).
+  void stalled() { stats_.stalls.add(); }
+
+  // Once a second: the log's timestamp, and its buffer handed to the writer.
+  void tick(time_t now);
+  // The last flush, at shutdown.
+  void flush_final();
+
+ private:
+  void count_shaping(Answered::Shaping s);
+  void log(const Answered& a);
+
+  WorkerStats& stats_;
+  LatencyHistogram* service_time_;
+  AccessLog* log_;
+  std::string_view peer_;
+};
+
+}  // namespace hello
