@@ -1,17 +1,10 @@
 #include "server/connection.h"
 
-#include <sys/ioctl.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
-#include <iterator>
 #include <utility>
 
 #include "base/check.h"
-#include "server/worker.h"
 
 namespace hello {
 
@@ -45,18 +38,6 @@ constexpr size_t kPeerSize = 46;
 
 constexpr uint64_t kNsPerMs = 1000000;
 
-// Fills `out` with the numeric address of the peer of `tcp`, or leaves it empty.
-void peer_name(const uv_tcp_t* tcp, char* out, size_t size) {
-  struct sockaddr_storage ss;
-  int len = sizeof ss;
-  out[0] = '\0';
-  if (uv_tcp_getpeername(tcp, reinterpret_cast<struct sockaddr*>(&ss), &len) != 0) return;
-  if (ss.ss_family == AF_INET6)
-    uv_ip6_name(reinterpret_cast<struct sockaddr_in6*>(&ss), out, size);
-  else
-    uv_ip4_name(reinterpret_cast<struct sockaddr_in*>(&ss), out, size);
-}
-
 using Phase = Connection::Phase;
 
 constexpr uint8_t bit(Phase p) {
@@ -85,21 +66,11 @@ constexpr uint8_t kNextPhases[] = {
 }  // namespace
 
 struct ConnectionCallbacks {
-  template <typename Handle>
-  static Connection* of(Handle* h) {
-    return static_cast<Connection*>(h->data);
-  }
-  static void alloc(uv_handle_t* h, size_t, uv_buf_t* buf) { *buf = of(h)->worker_.read_buffer(); }
-  static void read(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
-    of(s)->on_read(nread, buf);
-  }
-  static void write(uv_write_t* req, int status) { of(req)->on_write(status); }
-  static void timer(Timer* t) { of(t)->on_timer(); }
-  static void close(uv_handle_t* h) { of(h)->on_close(); }
+  static void timer(Timer* t) { static_cast<Connection*>(t->data)->on_timer(); }
 };
 
-Connection::Connection(Worker& worker)
-    : worker_(worker), peer_(worker.accounting().logs() ? new char[kPeerSize] : nullptr) {
+Connection::Connection(ConnectionContext& ctx)
+    : ctx_(ctx), peer_(ctx.accounting().logs() ? new char[kPeerSize] : nullptr) {
   timer_.on_fire = ConnectionCallbacks::timer;
   timer_.data = this;
 }
@@ -110,87 +81,69 @@ void Connection::enter(Phase to) {
   phase_ = to;
 }
 
-void Connection::start(uv_stream_t* server) {
-  HELLO_CHECK_UV(uv_tcp_init(worker_.loop(), &tcp_));  // cannot fail without a socket
-  tcp_.data = this;
-  phase_ = Phase::reading;
-  if (uv_accept(server, stream()) != 0) {
+void Connection::accept(uv_stream_t* server, Protocol protocol) {
+  int rc = tcp_.accept(ctx_.loop(), server);
+  attach(tcp_, protocol);
+  if (rc != 0) {
     close();
     return;
   }
   begin();
 }
 
-void Connection::adopt(uv_os_sock_t fd) {
-  HELLO_CHECK_UV(uv_tcp_init(worker_.loop(), &tcp_));
-  tcp_.data = this;
-  phase_ = Phase::reading;
-  if (uv_tcp_open(&tcp_, fd) != 0) {
-    ::close(fd);
+void Connection::adopt(uv_os_sock_t fd, Protocol protocol) {
+  int rc = tcp_.adopt(ctx_.loop(), fd);
+  attach(tcp_, protocol);
+  if (rc != 0) {
     close();
     return;
   }
   begin();
+}
+
+void Connection::start(Transport& transport, Protocol protocol) {
+  attach(transport, protocol);
+  begin();
+}
+
+void Connection::attach(Transport& transport, Protocol protocol) {
+  HELLO_CHECK(phase_ == Phase::closing);  // new, or back from the pool
+  transport_ = &transport;
+  transport.attach(this, ctx_.read_buffer());
+  protocol_ = protocol;
+  phase_ = Phase::reading;
 }
 
 // The socket inherits TCP_NODELAY from the listener (see Worker).
 void Connection::begin() {
   HELLO_CHECK(heart_ == nullptr && pending_ == nullptr && held_ == nullptr && stream_ == nullptr &&
               !timer_.active());
-  reading_ = peer_done_ = draining_ = read_since_check_ = clean_end_ = false;
+  peer_done_ = draining_ = read_since_check_ = clean_end_ = false;
   close_reason_ = CloseReason::none;
   pending_since_ns_ = 0;
   carried_answers_ = 0;
   if (peer_) {
-    peer_name(&tcp_, peer_.get(), kPeerSize);
+    transport_->peer_name(peer_.get(), kPeerSize);
     peer_length_ = static_cast<uint8_t>(strlen(peer_.get()));
   }
   start_reading();
   if (phase_ == Phase::closing) return;
   // A new connection has the header timeout to send its first request.
-  deadline_ = uv_now(worker_.loop()) + worker_.options().header_timeout_ms;
+  deadline_ = ctx_.now_ms() + ctx_.deadlines().header_ms;
 }
 
 void Connection::start_reading() {
-  if (reading_) return;
-  if (uv_read_start(stream(), ConnectionCallbacks::alloc, ConnectionCallbacks::read) != 0) {
-    close();
-    return;
-  }
-  reading_ = true;
+  if (transport_->start_reading() != 0) close();
 }
 
 // Accepted once its first bytes arrived (TCP_DEFER_ACCEPT): the request is
-// read now, as libuv would read it a loop turn later. A connection it
-// answers and closes at once never reaches epoll. EAGAIN (a client silent
-// past the kernel's deferral) leaves it to libuv.
+// read now instead of a loop turn later.
 void Connection::read_now() {
-  if (phase_ != Phase::reading) return;
-  uv_os_fd_t fd = socket();
-  uv_buf_t buf = worker_.read_buffer();
-  ssize_t n;
-  do n = ::read(fd, buf.base, buf.len);
-  while (n < 0 && errno == EINTR);
-  if (n > 0)
-    on_read(n, &buf);
-  else if (n == 0)
-    on_read(UV_EOF, &buf);
-  else if (errno != EAGAIN && errno != EWOULDBLOCK)
-    on_read(uv_translate_sys_error(errno), &buf);
-}
-
-// The connection's descriptor: it has one from accept until close().
-uv_os_fd_t Connection::socket() {
-  HELLO_CHECK(phase_ != Phase::closing);
-  uv_os_fd_t fd;
-  HELLO_CHECK_UV(uv_fileno(reinterpret_cast<uv_handle_t*>(&tcp_), &fd));
-  return fd;
+  if (phase_ == Phase::reading) transport_->read_now();
 }
 
 void Connection::stop_reading() {
-  if (!reading_) return;
-  HELLO_CHECK_UV(uv_read_stop(stream()));
-  reading_ = false;
+  transport_->stop_reading();
 }
 
 void Connection::close(CloseReason why) {
@@ -198,8 +151,8 @@ void Connection::close(CloseReason why) {
   decide(why);
   enter(Phase::closing);
   // Nothing fires on a closed connection.
-  worker_.timers().stop(&timer_);
-  uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), ConnectionCallbacks::close);
+  ctx_.timers().stop(&timer_);
+  transport_->close(false);
 }
 
 void Connection::drain() {
@@ -207,32 +160,28 @@ void Connection::drain() {
   draining_ = true;
   read_since_check_ = false;
   // Already waiting for the client's FIN: wait the shorter time.
-  uint64_t end = uv_now(worker_.loop()) + kDrainLingerMs;
+  uint64_t end = ctx_.now_ms() + kDrainLingerMs;
   if (phase_ == Phase::lingering && deadline_ > end) deadline_ = end;
 }
 
-// libuv has called back a cancelled write, if any, before this.
-void Connection::on_close() {
+// The transport has reported a cancelled write, if any, before this.
+void Connection::on_closed() {
   HELLO_CHECK(pending_ == nullptr && !timer_.active());
-  worker_.accounting().closed(close_reason_);
+  ctx_.accounting().closed(close_reason_);
   release_held();
   release_stream();
   release_heart();
-  worker_.release(this);
+  ctx_.owner().release(this);
 }
 
 void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
   if (phase_ == Phase::closing) return;
   if (nread > 0) {
     read_since_check_ = true;
-    worker_.accounting().read(static_cast<uint64_t>(nread));
+    ctx_.accounting().read(static_cast<uint64_t>(nread));
     if (phase_ == Phase::reading) {
       read_ns_ = uv_hrtime();
-      // A read shorter than the buffer emptied the socket: while it is
-      // consumed, nothing waits unread behind it (see unread_input()).
-      drained_ = static_cast<size_t>(nread) < buf->len;
       consume(buf->base, static_cast<size_t>(nread), false);
-      drained_ = false;
     } else if (phase_ == Phase::waiting || phase_ == Phase::streaming)
       hold(buf->base, static_cast<size_t>(nread));
     // ending, lingering: the client's remaining bytes are drained and
@@ -262,11 +211,11 @@ void Connection::consume(const char* data, size_t len, bool held) {
   bool was_partial = heart_ != nullptr;
   if (pending_since_ns_ == 0) pending_since_ns_ = read_ns_;
   if (heart_ == nullptr) {
-    heart_ = worker_.acquire_heart();
+    heart_ = ctx_.acquire_heart(protocol_);
     heart_->reset();
   }
-  worker_.accounting().serving({peer_.get(), peer_length_});
-  Fed fed = heart_->feed(data, len, worker_.output());
+  ctx_.accounting().serving({peer_.get(), peer_length_});
+  Fed fed = heart_->feed(data, len, ctx_.output());
   after_feed(fed, data, len, held, was_partial);
 }
 
@@ -283,15 +232,15 @@ void Connection::after_feed(const Fed& fed, const char* data, size_t len, bool h
         if (!was_partial || fed.answered > 0) start_header_timer();
       } else {
         // Between requests the heart holds nothing worth keeping.
-        worker_.timers().stop(&timer_);
+        ctx_.timers().stop(&timer_);
         release_heart();
-        deadline_ = uv_now(worker_.loop()) + worker_.options().keep_alive_timeout_ms;
+        deadline_ = ctx_.now_ms() + ctx_.deadlines().keep_alive_ms;
       }
       release_held();  // all of it was parsed
       break;
     case Fed::Next::later:
       enter(Phase::waiting);
-      worker_.timers().start(&timer_, fed.delay_us * 1000);
+      ctx_.timers().start(&timer_, fed.delay_us * 1000);
       if (held)
         held_->offset += fed.consumed;
       else if (fed.consumed < len)
@@ -314,7 +263,7 @@ void Connection::after_feed(const Fed& fed, const char* data, size_t len, bool h
   if (phase_ == Phase::closing) return;
   if (phase_ == Phase::reading) {
     if (writing() && pending_->queued.size() + pending_->backlog.size() > kMaxQueuedBytes) {
-      worker_.timers().stop(&timer_);
+      ctx_.timers().stop(&timer_);
       stop_reading();
       enter(Phase::writing);
     } else if (held_ == nullptr && !peer_done_) {
@@ -331,17 +280,17 @@ void Connection::note_service(uint32_t answered, bool pending) {
     // The first answer's request began when the oldest pending one did;
     // the others began in the read being consumed.
     uint64_t now = uv_hrtime();
-    worker_.accounting().served(now - pending_since_ns_, now - read_ns_, answered);
+    ctx_.accounting().served(now - pending_since_ns_, now - read_ns_, answered);
   }
   pending_since_ns_ = !pending ? 0 : answered > 0 ? read_ns_ : pending_since_ns_;
 }
 
 void Connection::start_header_timer() {
-  worker_.timers().start(&timer_, worker_.options().header_timeout_ms * kNsPerMs);
+  ctx_.timers().start(&timer_, ctx_.deadlines().header_ms * kNsPerMs);
 }
 
 void Connection::hold(const char* data, size_t len) {
-  if (held_ == nullptr) held_ = worker_.acquire_held();
+  if (held_ == nullptr) held_ = ctx_.acquire_held();
   HeldInput& h = *held_;
   if (h.offset == h.bytes.size()) {
     h.bytes.clear();
@@ -354,17 +303,17 @@ void Connection::hold(const char* data, size_t len) {
 
 void Connection::release_held() {
   if (held_ == nullptr) return;
-  worker_.release_held(std::exchange(held_, nullptr));
+  ctx_.release_held(std::exchange(held_, nullptr));
 }
 
 void Connection::release_stream() {
   if (stream_ == nullptr) return;
-  worker_.release_stream(std::exchange(stream_, nullptr));
+  ctx_.release_stream(std::exchange(stream_, nullptr));
 }
 
 void Connection::release_heart() {
   if (heart_ == nullptr) return;
-  worker_.release_heart(std::exchange(heart_, nullptr));
+  ctx_.release_heart(protocol_, std::exchange(heart_, nullptr));
 }
 
 void Connection::on_timer() {
@@ -380,8 +329,8 @@ void Connection::on_timer() {
   // The header deadline of the request in progress has passed: 408.
   HELLO_CHECK(phase_ == Phase::reading);
   decide(CloseReason::header_timeout);
-  worker_.accounting().serving({peer_.get(), peer_length_});
-  heart_->time_out(worker_.output());
+  ctx_.accounting().serving({peer_.get(), peer_length_});
+  heart_->time_out(ctx_.output());
   Fed fed;
   fed.next = Fed::Next::close;
   fed.answered = 1;  // the 408, timed like any answer
@@ -394,8 +343,8 @@ void Connection::answer_waiting() {
   // Requests held behind the waiting one are timed from now, when the
   // connection turns to them.
   read_ns_ = uv_hrtime();
-  worker_.accounting().serving({peer_.get(), peer_length_});
-  Fed fed = heart_->resume(worker_.output());
+  ctx_.accounting().serving({peer_.get(), peer_length_});
+  Fed fed = heart_->resume(ctx_.output());
   bool input_held = held_ != nullptr && held_->size() > 0;
   if (fed.next == Fed::Next::close) {
     fed.clean_end = fed.clean_end && !input_held;
@@ -412,7 +361,7 @@ void Connection::answer_waiting() {
 }
 
 void Connection::start_stream(const Fed& fed, const char* data, size_t len, bool held) {
-  worker_.timers().stop(&timer_);
+  ctx_.timers().stop(&timer_);
   if (fed.next == Fed::Next::close) {
     release_held();
   } else if (held) {
@@ -422,7 +371,7 @@ void Connection::start_stream(const Fed& fed, const char* data, size_t len, bool
   }
   enter(Phase::streaming);
   HELLO_CHECK(stream_ == nullptr);
-  stream_ = worker_.acquire_stream();
+  stream_ = ctx_.acquire_stream();
   BodyStream& s = *stream_;
   s.source = fed.body;
   s.closes = fed.next == Fed::Next::close;
@@ -438,7 +387,7 @@ void Connection::start_stream(const Fed& fed, const char* data, size_t len, bool
   // The requests answered so far are timed as their output is handed over
   // (a streamed body's head with them; the body follows).
   note_service(fed.answered, false);
-  pump_stream(&worker_.output());
+  pump_stream(&ctx_.output());
 }
 
 void Connection::pump_stream(std::string* head) {
@@ -471,7 +420,7 @@ void Connection::pump_stream(std::string* head) {
       at += piece;
     }
     if (n == 0) break;
-    int rc = uv_try_write(stream(), bufs, static_cast<unsigned>(n));
+    int rc = transport_->try_write(bufs, static_cast<unsigned>(n), false);
     if (rc < 0 && rc != UV_EAGAIN) {
       close();
       return;
@@ -480,12 +429,11 @@ void Connection::pump_stream(std::string* head) {
     if (head != nullptr) {
       // Handed over now: what follows (the stream's end, parsing the
       // input behind it) must not send it again.
-      worker_.accounting().wrote(head_size);
+      ctx_.accounting().wrote(head_size);
       bool partial = written < head_size;
       if (partial) {
         // The rest of the head as an ordinary write; the body follows it.
-        pending_ = worker_.acquire_write();
-        pending_->req.data = this;
+        pending_ = ctx_.acquire_write();
         pending_->queued.assign(head->data() + written, head_size - written);
       }
       head->clear();
@@ -497,17 +445,16 @@ void Connection::pump_stream(std::string* head) {
       head = nullptr;
     }
     s.sent += written;
-    worker_.accounting().wrote(written);
+    ctx_.accounting().wrote(written);
     if (s.sent < at) {
       // The kernel is full: the rest of this piece by reference, and the
       // next ones once it is written.
       size_t offset = static_cast<size_t>(s.sent % src.period);
       size_t piece = static_cast<size_t>(std::min<uint64_t>(src.period - offset, at - s.sent));
-      pending_ = worker_.acquire_write();
-      pending_->req.data = this;
+      pending_ = ctx_.acquire_write();
       pending_->ref = {src.base + offset, piece};
       s.sent += piece;
-      worker_.accounting().wrote(piece);
+      ctx_.accounting().wrote(piece);
       write_queued();
       return;
     }
@@ -521,7 +468,7 @@ void Connection::pump_stream(std::string* head) {
   if (s.sent == s.due && !timer_.active()) {
     uint64_t next = s.pieces_due + 1;
     uint64_t due_ns = s.start_ns + (s.drip_ns * next + s.pieces - 1) / s.pieces;
-    worker_.timers().start_at(&timer_, due_ns);
+    ctx_.timers().start_at(&timer_, due_ns);
   }
 }
 
@@ -537,7 +484,7 @@ void Connection::drip() {
 }
 
 void Connection::finish_stream() {
-  worker_.timers().stop(&timer_);
+  ctx_.timers().stop(&timer_);
   BodyStream s = *stream_;
   release_stream();
   if (s.closes) {
@@ -558,13 +505,13 @@ void Connection::finish_stream() {
 
 void Connection::reset() {
   if (phase_ == Phase::closing) return;  // sending the answers before it failed
-  struct linger abortive = {1, 0};
-  setsockopt(socket(), SOL_SOCKET, SO_LINGER, &abortive, sizeof abortive);
-  close();
+  enter(Phase::closing);
+  ctx_.timers().stop(&timer_);
+  transport_->close(true);
 }
 
 void Connection::end(bool clean) {
-  worker_.timers().stop(&timer_);
+  ctx_.timers().stop(&timer_);
   clean_end_ = clean;
   enter(Phase::ending);
 }
@@ -572,13 +519,13 @@ void Connection::end(bool clean) {
 // Sends what the heart appended to the worker's output buffer, which is
 // empty again afterwards.
 void Connection::send_output() {
-  std::string& out = worker_.output();
+  std::string& out = ctx_.output();
   if (!out.empty()) send(out);
   out.clear();
 }
 
 void Connection::send(const std::string& out) {
-  worker_.accounting().wrote(out.size());
+  ctx_.accounting().wrote(out.size());
   if (writing()) {
     pending_->backlog.append(out);
     return;
@@ -590,32 +537,21 @@ void Connection::send(const std::string& out) {
     return;
   }
   if (n < 0) n = 0;
-  pending_ = worker_.acquire_write();
-  pending_->req.data = this;
+  pending_ = ctx_.acquire_write();
   pending_->queued.assign(out, static_cast<size_t>(n));
   write_queued();
 }
 
-// Writes what the kernel takes now. The answer a connection ends with goes
-// with MSG_MORE: the kernel holds it for the FIN that finish_if_done() sends
-// next, in the same call (close() or shutdown()), and both leave in one
-// segment instead of two. A rest that did not fit goes by uv_write(), which
-// pushes the held part with it.
+// Writes what the kernel takes now. The answer a connection ends with is
+// its last bytes: the transport may hold them for the FIN that
+// finish_if_done() sends next, so both leave in one segment.
 int Connection::try_send(const std::string& out) {
-  if (phase_ != Phase::ending) {
-    uv_buf_t buf = uv_buf_init(const_cast<char*>(out.data()), static_cast<unsigned>(out.size()));
-    return uv_try_write(stream(), &buf, 1);
-  }
-  uv_os_fd_t fd = socket();
-  ssize_t n;
-  do n = ::send(fd, out.data(), out.size(), MSG_MORE | MSG_NOSIGNAL);
-  while (n < 0 && errno == EINTR);
-  if (n >= 0) return static_cast<int>(n);
-  return errno == EAGAIN || errno == EWOULDBLOCK ? UV_EAGAIN : uv_translate_sys_error(errno);
+  uv_buf_t buf = uv_buf_init(const_cast<char*>(out.data()), static_cast<unsigned>(out.size()));
+  return transport_->try_write(&buf, 1, phase_ == Phase::ending);
 }
 
 void Connection::write_queued() {
-  pending_->deadline = uv_now(worker_.loop()) + worker_.options().send_timeout_ms;
+  pending_->deadline = ctx_.now_ms() + ctx_.deadlines().send_ms;
   uv_buf_t bufs[2];
   unsigned n = 0;
   if (!pending_->queued.empty())
@@ -625,16 +561,16 @@ void Connection::write_queued() {
     bufs[n++] = uv_buf_init(const_cast<char*>(pending_->ref.data()),
                             static_cast<unsigned>(pending_->ref.size()));
   HELLO_CHECK(n > 0);
-  if (uv_write(&pending_->req, stream(), bufs, n, ConnectionCallbacks::write) != 0) {
-    worker_.release_write(std::exchange(pending_, nullptr));
+  if (transport_->write(&pending_->req, bufs, n) != 0) {
+    ctx_.release_write(std::exchange(pending_, nullptr));
     close();
   }
 }
 
-void Connection::on_write(int status) {
+void Connection::on_written(int status) {
   if (phase_ == Phase::closing || status < 0) {
     // Cancelled by close(), or the write failed.
-    worker_.release_write(std::exchange(pending_, nullptr));
+    ctx_.release_write(std::exchange(pending_, nullptr));
     close();
     return;
   }
@@ -645,7 +581,7 @@ void Connection::on_write(int status) {
     write_queued();
     return;
   }
-  worker_.release_write(std::exchange(pending_, nullptr));
+  ctx_.release_write(std::exchange(pending_, nullptr));
   if (phase_ == Phase::streaming) {
     pump_stream(nullptr);
     return;
@@ -661,7 +597,7 @@ void Connection::on_write(int status) {
   }
   // Idle from the moment the last answer was out, not from the last read.
   if (phase_ == Phase::reading && heart_ == nullptr)
-    deadline_ = uv_now(worker_.loop()) + worker_.options().keep_alive_timeout_ms;
+    deadline_ = ctx_.now_ms() + ctx_.deadlines().keep_alive_ms;
   finish_if_done();
 }
 
@@ -669,10 +605,7 @@ void Connection::on_write(int status) {
 // socket with unread input sends a reset, which can destroy our last answer
 // before the client reads it.
 bool Connection::unread_input() {
-  if (!clean_end_) return true;
-  if (drained_) return false;  // the read being consumed emptied the socket
-  int pending = 0;
-  return ioctl(socket(), FIONREAD, &pending) != 0 || pending > 0;
+  return !clean_end_ || transport_->unread_input();
 }
 
 // Ends the connection once nothing more will be sent: straight away if the
@@ -690,12 +623,12 @@ void Connection::finish_if_done() {
     close();
     return;
   }
-  if (::shutdown(socket(), SHUT_WR) != 0) {
+  if (transport_->shutdown() != 0) {
     close();
     return;
   }
   enter(Phase::lingering);
-  deadline_ = uv_now(worker_.loop()) + (draining_ ? kDrainLingerMs : kLingerMs);
+  deadline_ = ctx_.now_ms() + (draining_ ? kDrainLingerMs : kLingerMs);
 }
 
 void Connection::check_deadlines(uint64_t now_ms) {

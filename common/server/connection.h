@@ -1,7 +1,8 @@
-// One accepted TCP connection: the thin libuv adapter around a Heart.
-// Reads go through the worker's shared buffer; the responses of one read
-// leave in one write, and only what the kernel did not take is copied and
-// queued. Connections are recycled by their worker, never freed per request.
+// One accepted connection: drives a Heart over a Transport. Reads go
+// through the worker's shared buffer; the responses of one read leave in
+// one write, and only what the transport did not take at once is copied
+// and queued. It knows its ConnectionContext, never the worker.
+// Connections are recycled by their owner, never freed per request.
 //
 // A connection's life is one Phase (docs/architecture.md draws it):
 //
@@ -11,12 +12,12 @@
 //   reading --> writing --> reading        the client reads too slowly: reading pauses
 //   reading | waiting --> ending --> lingering --> closing
 //                                          last answer, then FIN, then the client's FIN
-//   any phase --> closing                  uv_close; the worker gets it back in on_close
+//   any phase --> closing                  the transport closes; the owner gets it back
 //
-// An idle connection holds little more than its libuv handle: the parser
+// An idle connection holds little more than its transport: the parser
 // state (a Heart), a write the kernel did not take at once (PendingWrite)
 // and input held behind a waiting answer (HeldInput) are borrowed from the
-// worker's pools while they are needed and given back as soon as they are
+// context's pools while they are needed and given back as soon as they are
 // not, as is the state of a body sent by reference (BodyStream).
 #pragma once
 
@@ -27,43 +28,14 @@
 
 #include "base/timer_queue.h"
 #include "http/heart.h"
+#include "net/transport.h"
 #include "observe/accounting.h"
+#include "server/connection_context.h"
+#include "server/protocol.h"
 
 namespace hello {
 
-class Worker;
-
-// A write libuv finishes later: the request and the bytes it owns.
-struct PendingWrite {
-  uv_write_t req;
-  std::string queued;     // bytes owned by the write in flight
-  std::string_view ref;   // then bytes it does not own: a piece of a streamed body
-  std::string backlog;    // responses produced while that write is in flight
-  uint64_t deadline = 0;  // loop time by which the write must complete
-};
-
-// Input read but not parsed: what followed a request whose answer waits.
-struct HeldInput {
-  std::string bytes;
-  size_t offset = 0;  // bytes before it are parsed
-
-  size_t size() const { return bytes.size() - offset; }
-};
-
-// A body sent by reference (the streaming phase), and how far it has gone.
-struct BodyStream {
-  BodySource source;
-  uint64_t sent = 0;  // bytes handed to the kernel or to a write
-  uint64_t due = 0;   // bytes that may be sent by now
-  uint64_t start_ns = 0;
-  uint64_t drip_ns = 0;  // 0: all at once
-  uint32_t pieces = 1;   // a drip's pieces, and how many are due
-  uint32_t pieces_due = 0;
-  bool closes = false;  // the connection ends after it
-  bool clean_end = false;
-};
-
-class Connection {
+class Connection final : private Transport::Events {
  public:
   using CloseReason = hello::CloseReason;
 
@@ -91,19 +63,22 @@ class Connection {
     closing,
   };
 
-  explicit Connection(Worker& worker);
+  explicit Connection(ConnectionContext& ctx);
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
-  // Accepts the pending connection of `server` and starts reading. On
-  // failure the connection closes itself and returns to the worker.
-  void start(uv_stream_t* server);
+  // Accepts the pending connection of `server` over TCP and starts
+  // serving it in `protocol`. On failure the connection closes itself and
+  // goes back to its owner.
+  void accept(uv_stream_t* server, Protocol protocol);
   // The same for a socket accepted outside libuv (at shutdown).
-  void adopt(uv_os_sock_t fd);
+  void adopt(uv_os_sock_t fd, Protocol protocol);
+  // Serves a connection already made over `transport`, which outlives it.
+  void start(Transport& transport, Protocol protocol);
   // Reads the request of a connection accepted once its first bytes came
   // (TCP_DEFER_ACCEPT) now instead of a loop turn later.
   void read_now();
-  // Closes the handle; the worker gets the connection back in on_close.
+  // Closes the transport; the owner gets the connection back once it has closed.
   // `why` counts the close unless a reason was decided before.
   void close(CloseReason why = CloseReason::none);
   // Graceful stop: answer what the client has sent (waiting answers
@@ -126,18 +101,18 @@ class Connection {
  private:
   friend struct ConnectionCallbacks;
 
-  uv_stream_t* stream() { return reinterpret_cast<uv_stream_t*>(&tcp_); }
   bool writing() const { return pending_ != nullptr; }
   // Every phase change goes through here and is checked.
   void enter(Phase to);
+  void attach(Transport& transport, Protocol protocol);
   void begin();
-  void on_read(ssize_t nread, const uv_buf_t* buf);
-  void on_write(int status);
+  // Transport::Events.
+  void on_read(ssize_t nread, const uv_buf_t* buf) override;
+  void on_written(int status) override;
+  void on_closed() override;
   void on_timer();
-  void on_close();
   void start_reading();
   void stop_reading();
-  uv_os_fd_t socket();
   // Feeds input to the heart; `held`: the input is held_'s own.
   void consume(const char* data, size_t len, bool held);
   // Carries out what the heart decided (after feed(), resume() or
@@ -155,7 +130,7 @@ class Connection {
   void finish_stream();
   // A drip's next piece is due.
   void drip();
-  // Ends the connection with a TCP reset (SO_LINGER 0).
+  // Ends the connection with a TCP reset.
   void reset();
   // Keeps input that cannot be parsed yet.
   void hold(const char* data, size_t len);
@@ -174,7 +149,8 @@ class Connection {
   // were just handed to the kernel; `pending` if a request remains.
   void note_service(uint32_t answered, bool pending);
 
-  Worker& worker_;
+  ConnectionContext& ctx_;
+  Transport* transport_ = nullptr;   // tcp_, or one a test gives
   Heart* heart_ = nullptr;           // borrowed while a request is in progress or waits
   PendingWrite* pending_ = nullptr;  // borrowed while a write is in flight
   HeldInput* held_ = nullptr;        // borrowed while input waits behind an answer
@@ -186,17 +162,14 @@ class Connection {
   // first-request deadline; lingering, the end of the wait for the client's FIN.
   uint64_t deadline_ = 0;
   Phase phase_ = Phase::closing;
-  // Orthogonal facts: whether libuv reads for us, whether the client sent
-  // EOF, whether the worker is stopping, and activity for the drain check.
-  bool reading_ = false;
+  Protocol protocol_ = Protocol::http1;
+  // Orthogonal facts: whether the client sent EOF, whether the worker is
+  // stopping, and activity for the drain check.
   bool peer_done_ = false;
   bool draining_ = false;
   bool read_since_check_ = false;
   // ending: the closing request ended exactly where the input did.
   bool clean_end_ = false;
-  // While a read is being consumed: it drained the socket (it was shorter
-  // than the buffer), so nothing unread waits behind it.
-  bool drained_ = false;
   // Service time (docs/observability.md): when the bytes being consumed
   // were read, and when the first byte of the oldest request not yet
   // answered was (0: none).
@@ -209,7 +182,7 @@ class Connection {
   }
 
   uint8_t peer_length_ = 0;
-  uv_tcp_t tcp_;
+  TcpTransport tcp_;
   // The client's address, for the access log; allocated only with the log.
   std::unique_ptr<char[]> peer_;
 };

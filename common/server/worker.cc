@@ -16,7 +16,6 @@
 #include <utility>
 
 #include "base/check.h"
-#include "http1/floor_session.h"
 #include "net/tcp_port.h"
 #include "server/connection.h"
 
@@ -36,9 +35,6 @@ constexpr uint64_t kRelistenMs = 250;
 // Requests a client sent before the signal are in our socket buffer well
 // within it (loopback or LAN).
 constexpr uint64_t kDrainCheckMs = 50;
-
-// Pooled writes keep at most this much buffer capacity.
-constexpr size_t kPooledCapacity = 64 * 1024;
 
 // Accepting pauses for one loop turn after every kAcceptBatch connections,
 // so no turn accepts more. libuv would accept for as long as clients keep
@@ -73,9 +69,11 @@ Worker::Worker(const Persona& persona, const TableOptions& table_options,
       dice_(options.seed + static_cast<uint64_t>(id)),
       access_log_(log != nullptr ? std::make_unique<AccessLog>(*log, id, stats_.log_lines_dropped)
                                  : nullptr),
-      accounting_(stats_, &service_time_, access_log_.get()) {
-  // A few hundred pipelined responses per read fit without growing.
-  output_.reserve(256 * 1024);
+      accounting_(stats_, &service_time_, access_log_.get()),
+      protocol_(protocol_at_accept(table_)),
+      context_(&loop_, timers_, accounting_,
+               {options.header_timeout_ms, options.keep_alive_timeout_ms, options.send_timeout_ms},
+               *this, uv_buf_init(read_buffer_, sizeof read_buffer_)) {
   stall_timers_.resize(options_.stalls.size());
   for (Timer& t : stall_timers_) {
     t.on_fire = WorkerCallbacks::stall;
@@ -344,7 +342,7 @@ void Worker::on_stall(Timer* t) {
 
 // Takes a connection from the pool and links it into the live list.
 Connection* Worker::acquire() {
-  Connection* c = connections_.acquire([this] { return std::make_unique<Connection>(*this); });
+  Connection* c = connections_.acquire([this] { return std::make_unique<Connection>(context_); });
   c->prev = nullptr;
   c->next = live_;
   if (live_) live_->prev = c;
@@ -367,7 +365,7 @@ void Worker::accept_queued() {
     if (client < 0) break;  // EAGAIN: the queue is empty (or out of descriptors)
     accounting_.accepted();
     Connection* c = acquire();
-    c->adopt(client);
+    c->adopt(client, protocol_);
     if (options_.defer_accept) c->read_now();
   }
 }
@@ -391,7 +389,7 @@ void Worker::on_connection(int status) {
   // libuv stops watching the listener until the pending one is accepted.
   bool over_limit = accounting_.open() >= options_.max_connections;
   Connection* c = acquire();
-  c->start(reinterpret_cast<uv_stream_t*>(&listener_));
+  c->accept(reinterpret_cast<uv_stream_t*>(&listener_), protocol_);
   if (over_limit) {
     c->close(Connection::CloseReason::limit);  // counted as rejected
     return;
@@ -416,37 +414,8 @@ void Worker::release(Connection* c) {
   finish_if_done();
 }
 
-Heart* Worker::acquire_heart() {
-  return hearts_.acquire([this]() -> std::unique_ptr<Heart> {
-    if (table_.policy().no_parsing) return std::make_unique<FloorSession>(table_, accounting_);
-    return std::make_unique<Session>(table_, accounting_, options_.limits, &dice_);
-  });
-}
-
-HeldInput* Worker::acquire_held() {
-  return helds_.acquire([] { return std::make_unique<HeldInput>(); });
-}
-
-void Worker::release_held(HeldInput* h) {
-  h->bytes.clear();
-  h->offset = 0;
-  if (h->bytes.capacity() > kPooledCapacity) std::string().swap(h->bytes);
-  helds_.release(h);
-}
-
-PendingWrite* Worker::acquire_write() {
-  return writes_.acquire([] { return std::make_unique<PendingWrite>(); });
-}
-
-// A write that once queued a lot for a slow client gives the memory back
-// before it waits in the pool.
-void Worker::release_write(PendingWrite* w) {
-  w->queued.clear();
-  w->backlog.clear();
-  w->ref = {};
-  if (w->queued.capacity() > kPooledCapacity) std::string().swap(w->queued);
-  if (w->backlog.capacity() > kPooledCapacity) std::string().swap(w->backlog);
-  writes_.release(w);
+std::unique_ptr<Heart> Worker::make_heart(Protocol protocol) {
+  return hello::make_heart(protocol, table_, accounting_, options_.limits, &dice_);
 }
 
 void Worker::on_drain_timer() {
@@ -454,16 +423,26 @@ void Worker::on_drain_timer() {
   for (Connection* c = live_; c != nullptr; c = c->next) c->check_drain(now_ms);
 }
 
+// Once a second, just after the second begins: the Date value, the
+// deadlines, the access log's second and its flush, and the next tick.
 void Worker::on_date_timer() {
   time_t now = time(nullptr);
-  table_.set_date(now);
-  // Deadlines are checked here, once a second, rather than with a timer per
-  // request: a request costs a timestamp, and a deadline fires at most a
-  // second late.
-  uint64_t now_ms = uv_now(&loop_);
-  for (Connection* c = live_; c != nullptr; c = c->next) c->check_deadlines(now_ms);
+  refresh_date(now);
+  sweep_deadlines();
   accounting_.tick(now);
   schedule_date_timer();
+}
+
+void Worker::refresh_date(time_t now) {
+  table_.set_date(now);
+}
+
+// Deadlines are checked here, once a second, rather than with a timer per
+// request: a request costs a timestamp, and a deadline fires at most a
+// second late.
+void Worker::sweep_deadlines() {
+  uint64_t now_ms = uv_now(&loop_);
+  for (Connection* c = live_; c != nullptr; c = c->next) c->check_deadlines(now_ms);
 }
 
 // Fires just after the next wall-clock second begins, so the Date value

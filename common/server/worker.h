@@ -20,6 +20,8 @@
 #include "observe/latency_histogram.h"
 #include "persona/response_table.h"
 #include "server/connection.h"
+#include "server/connection_context.h"
+#include "server/protocol.h"
 #include "shaping/shape.h"
 #include "shaping/stall.h"
 
@@ -40,7 +42,7 @@ struct WorkerOptions {
   uint64_t stall_epoch_ns = 0;             // uv_hrtime() the stalls count from, the same for all
 };
 
-class Worker {
+class Worker final : private ConnectionOwner {
  public:
   // `log` may be null (no access log); `id` numbers the worker from 0.
   Worker(const Persona& persona, const TableOptions& table_options, const WorkerOptions& options,
@@ -76,31 +78,7 @@ class Worker {
   // Nanoseconds the loop has waited for events (any thread; 0 without
   // WorkerOptions::loop_metrics).
   uint64_t idle_ns() { return loop_ready_ ? uv_metrics_idle_time(&loop_) : 0; }
-  const ResponseTable& table() const { return table_; }
   const WorkerOptions& options() const { return options_; }
-  uv_buf_t read_buffer() { return uv_buf_init(read_buffer_, sizeof read_buffer_); }
-  // Scratch space for the responses of one read; empty between reads.
-  std::string& output() { return output_; }
-  // The worker's microsecond timers (waiting answers, header deadlines, stalls).
-  TimerQueue& timers() { return timers_; }
-
-  // Called by a connection from its close callback.
-  void release(Connection* c);
-  // Pools of what a connection needs only while a request is in progress
-  // or a write is in flight; they grow to the peak in use and are reused.
-  // Hearts are Sessions, or FloorSessions for a persona that parses nothing.
-  Heart* acquire_heart();
-  void release_heart(Heart* h) { hearts_.release(h); }
-  PendingWrite* acquire_write();
-  void release_write(PendingWrite* w);
-  HeldInput* acquire_held();
-  void release_held(HeldInput* h);
-  BodyStream* acquire_stream() {
-    BodyStream* s = streams_.acquire([] { return std::make_unique<BodyStream>(); });
-    *s = {};
-    return s;
-  }
-  void release_stream(BodyStream* s) { streams_.release(s); }
 
  private:
   friend struct WorkerCallbacks;
@@ -112,10 +90,15 @@ class Worker {
   void on_listener_closed();
   void on_relisten();
   Connection* acquire();
+  // ConnectionOwner.
+  std::unique_ptr<Heart> make_heart(Protocol protocol) override;
+  void release(Connection* c) override;
   void accept_queued();
   void on_connection(int status);
   void resume_accepting();
   void on_date_timer();
+  void refresh_date(time_t now);
+  void sweep_deadlines();
   void on_drain_timer();
   void on_command();
   void on_stall(Timer* t);
@@ -160,11 +143,9 @@ class Worker {
   // One timer per --stall spec, options_.stalls[i]'s at [i]; sized once, in
   // the constructor, since the queue holds pointers to them.
   std::vector<Timer> stall_timers_;
-  Pool<Heart> hearts_;
-  Pool<PendingWrite> writes_;
-  Pool<HeldInput> helds_;
-  Pool<BodyStream> streams_;
-  std::string output_;
+  // The protocol of every connection it accepts (protocol_at_accept()).
+  Protocol protocol_;
+  ConnectionContext context_;
   char read_buffer_[kReadBufferSize];
 };
 

@@ -1,0 +1,137 @@
+#include "net/transport.h"
+
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "base/check.h"
+
+namespace hello {
+
+struct TcpCallbacks {
+  static TcpTransport* of(void* data) { return static_cast<TcpTransport*>(data); }
+  static void alloc(uv_handle_t* h, size_t, uv_buf_t* buf) { *buf = of(h->data)->buffer_; }
+  static void read(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
+    of(s->data)->on_read(nread, buf);
+  }
+  static void write(uv_write_t* req, int status) { of(req->data)->events_->on_written(status); }
+  static void close(uv_handle_t* h) { of(h->data)->events_->on_closed(); }
+};
+
+int TcpTransport::accept(uv_loop_t* loop, uv_stream_t* server) {
+  HELLO_CHECK_UV(uv_tcp_init(loop, &tcp_));  // cannot fail without a socket
+  tcp_.data = this;
+  reading_ = drained_ = false;
+  return uv_accept(server, stream());
+}
+
+int TcpTransport::adopt(uv_loop_t* loop, uv_os_sock_t fd) {
+  HELLO_CHECK_UV(uv_tcp_init(loop, &tcp_));
+  tcp_.data = this;
+  reading_ = drained_ = false;
+  int rc = uv_tcp_open(&tcp_, fd);
+  if (rc != 0) ::close(fd);
+  return rc;
+}
+
+// The descriptor: the handle has one from accept until close().
+uv_os_fd_t TcpTransport::socket() {
+  uv_os_fd_t fd;
+  HELLO_CHECK_UV(uv_fileno(reinterpret_cast<uv_handle_t*>(&tcp_), &fd));
+  return fd;
+}
+
+int TcpTransport::start_reading() {
+  if (reading_) return 0;
+  int rc = uv_read_start(stream(), TcpCallbacks::alloc, TcpCallbacks::read);
+  if (rc == 0) reading_ = true;
+  return rc;
+}
+
+void TcpTransport::stop_reading() {
+  if (!reading_) return;
+  HELLO_CHECK_UV(uv_read_stop(stream()));
+  reading_ = false;
+}
+
+void TcpTransport::on_read(ssize_t nread, const uv_buf_t* buf) {
+  // A read shorter than the buffer emptied the socket: while it is
+  // reported, nothing waits unread behind it (see unread_input()).
+  drained_ = nread > 0 && static_cast<size_t>(nread) < buf->len;
+  events_->on_read(nread, buf);
+  drained_ = false;
+}
+
+// For a connection accepted once its first bytes came (TCP_DEFER_ACCEPT):
+// its request is read now, as libuv would read it a loop turn later, so a
+// connection answered and closed at once never reaches epoll. EAGAIN (a
+// client silent past the kernel's deferral) leaves it to libuv.
+void TcpTransport::read_now() {
+  ssize_t n;
+  do n = ::read(socket(), buffer_.base, buffer_.len);
+  while (n < 0 && errno == EINTR);
+  if (n > 0)
+    on_read(n, &buffer_);
+  else if (n == 0)
+    on_read(UV_EOF, &buffer_);
+  else if (errno != EAGAIN && errno != EWOULDBLOCK)
+    on_read(uv_translate_sys_error(errno), &buffer_);
+}
+
+// The last bytes go with MSG_MORE: the kernel holds them for the FIN that
+// shutdown() or close() sends next, and both leave in one segment instead
+// of two. A rest that did not fit goes by write(), which pushes the held
+// part with it.
+int TcpTransport::try_write(const uv_buf_t* bufs, unsigned n, bool last) {
+  if (!last) return uv_try_write(stream(), bufs, n);
+  // uv_buf_t has the layout of struct iovec on Unix (libuv's uv-unix.h).
+  struct msghdr msg = {};
+  msg.msg_iov = reinterpret_cast<struct iovec*>(const_cast<uv_buf_t*>(bufs));
+  msg.msg_iovlen = n;
+  ssize_t sent;
+  do sent = ::sendmsg(socket(), &msg, MSG_MORE | MSG_NOSIGNAL);
+  while (sent < 0 && errno == EINTR);
+  if (sent >= 0) return static_cast<int>(sent);
+  return errno == EAGAIN || errno == EWOULDBLOCK ? UV_EAGAIN : uv_translate_sys_error(errno);
+}
+
+int TcpTransport::write(uv_write_t* req, const uv_buf_t* bufs, unsigned n) {
+  req->data = this;
+  return uv_write(req, stream(), bufs, n, TcpCallbacks::write);
+}
+
+// Closing a socket with unread input sends a reset, which can destroy the
+// last answer before the client reads it.
+bool TcpTransport::unread_input() {
+  if (drained_) return false;  // the read being reported emptied the socket
+  int pending = 0;
+  return ioctl(socket(), FIONREAD, &pending) != 0 || pending > 0;
+}
+
+int TcpTransport::shutdown() {
+  return ::shutdown(socket(), SHUT_WR) == 0 ? 0 : uv_translate_sys_error(errno);
+}
+
+void TcpTransport::close(bool abort) {
+  if (abort) {
+    struct linger abortive = {1, 0};
+    setsockopt(socket(), SOL_SOCKET, SO_LINGER, &abortive, sizeof abortive);
+  }
+  reading_ = false;
+  uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), TcpCallbacks::close);
+}
+
+void TcpTransport::peer_name(char* out, size_t size) {
+  struct sockaddr_storage ss;
+  int len = sizeof ss;
+  out[0] = '\0';
+  if (uv_tcp_getpeername(&tcp_, reinterpret_cast<struct sockaddr*>(&ss), &len) != 0) return;
+  if (ss.ss_family == AF_INET6)
+    uv_ip6_name(reinterpret_cast<struct sockaddr_in6*>(&ss), out, size);
+  else
+    uv_ip4_name(reinterpret_cast<struct sockaddr_in*>(&ss), out, size);
+}
+
+}  // namespace hello

@@ -1,0 +1,118 @@
+// What a connection gets from the worker that owns it, and nothing more:
+// the loop and its timers, the deadlines, the shared read and output
+// buffers, the accounting sink, and the pools of what a connection needs
+// only for a while. A connection knows its context, never the worker, so
+// a test can give it one of its own.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "base/pool.h"
+#include "base/timer_queue.h"
+#include "http/heart.h"
+#include "observe/accounting.h"
+#include "server/protocol.h"
+
+namespace hello {
+
+class Connection;
+
+// A write libuv finishes later: the request and the bytes it owns.
+struct PendingWrite {
+  uv_write_t req;
+  std::string queued;     // bytes owned by the write in flight
+  std::string_view ref;   // then bytes it does not own: a piece of a streamed body
+  std::string backlog;    // responses produced while that write is in flight
+  uint64_t deadline = 0;  // loop time by which the write must complete
+};
+
+// Input read but not parsed: what followed a request whose answer waits.
+struct HeldInput {
+  std::string bytes;
+  size_t offset = 0;  // bytes before it are parsed
+
+  size_t size() const { return bytes.size() - offset; }
+};
+
+// A body sent by reference (the streaming phase), and how far it has gone.
+struct BodyStream {
+  BodySource source;
+  uint64_t sent = 0;  // bytes handed to the kernel or to a write
+  uint64_t due = 0;   // bytes that may be sent by now
+  uint64_t start_ns = 0;
+  uint64_t drip_ns = 0;  // 0: all at once
+  uint32_t pieces = 1;   // a drip's pieces, and how many are due
+  uint32_t pieces_due = 0;
+  bool closes = false;  // the connection ends after it
+  bool clean_end = false;
+};
+
+// A connection's deadlines (docs/hardening.md), in milliseconds.
+struct Deadlines {
+  uint64_t header_ms = 10000;      // first byte of a request to its last
+  uint64_t keep_alive_ms = 60000;  // idle between requests
+  uint64_t send_ms = 30000;        // a queued write that makes no progress
+};
+
+// Who owns the connections: makes their hearts and takes them back.
+class ConnectionOwner {
+ public:
+  // A new heart of `protocol`, when the pool has none to lend.
+  virtual std::unique_ptr<Heart> make_heart(Protocol protocol) = 0;
+  // From the connection's close callback: it may be reused.
+  virtual void release(Connection* c) = 0;
+
+ protected:
+  ~ConnectionOwner() = default;
+};
+
+class ConnectionContext {
+ public:
+  ConnectionContext(uv_loop_t* loop, TimerQueue& timers, Accounting& accounting,
+                    const Deadlines& deadlines, ConnectionOwner& owner, uv_buf_t read_buffer);
+  ConnectionContext(const ConnectionContext&) = delete;
+  ConnectionContext& operator=(const ConnectionContext&) = delete;
+
+  uv_loop_t* loop() { return loop_; }
+  uint64_t now_ms() { return uv_now(loop_); }
+  // Microsecond timers: waiting answers, header deadlines, drips.
+  TimerQueue& timers() { return timers_; }
+  Accounting& accounting() { return accounting_; }
+  const Deadlines& deadlines() const { return deadlines_; }
+  // Every read goes here; its bytes are consumed before the next read.
+  uv_buf_t read_buffer() const { return read_buffer_; }
+  // Scratch space for the responses of one read; empty between reads.
+  std::string& output() { return output_; }
+  ConnectionOwner& owner() { return owner_; }
+
+  // Pools of what a connection needs only while a request is in progress
+  // or a write is in flight; they grow to the peak in use and are reused.
+  Heart* acquire_heart(Protocol p);
+  void release_heart(Protocol p, Heart* h) { hearts_[static_cast<size_t>(p)].release(h); }
+  PendingWrite* acquire_write();
+  void release_write(PendingWrite* w);
+  HeldInput* acquire_held();
+  void release_held(HeldInput* h);
+  BodyStream* acquire_stream();
+  void release_stream(BodyStream* s) { streams_.release(s); }
+
+ private:
+  uv_loop_t* loop_;
+  TimerQueue& timers_;
+  Accounting& accounting_;
+  Deadlines deadlines_;
+  ConnectionOwner& owner_;
+  uv_buf_t read_buffer_;
+  std::string output_;
+  Pool<Heart> hearts_[kProtocols];
+  Pool<PendingWrite> writes_;
+  Pool<HeldInput> helds_;
+  Pool<BodyStream> streams_;
+};
+
+}  // namespace hello
