@@ -106,8 +106,8 @@ class Accounting {
     service_time_->record(first_ns);
     if (count > 1) service_time_->record(rest_ns, count - 1);
   }
-  void read(uint64_t bytes) { stats_.bytes_in.add(bytes); }
-  void wrote(uint64_t bytes) { stats_.bytes_out.add(bytes); }
+  void bytes_read(uint64_t n) { stats_.bytes_in.add(n); }
+  void bytes_written(uint64_t n) { stats_.bytes_out.add(n); }
 
   // Connections: accepted and served, or over the limit (then closed with
   // CloseReason::limit); opened and closed as the worker lends them out.

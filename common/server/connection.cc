@@ -172,7 +172,7 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
   if (phase_ == Phase::closing) return;
   if (nread > 0) {
     read_since_check_ = true;
-    ctx_.accounting().read(static_cast<uint64_t>(nread));
+    ctx_.accounting().bytes_read(static_cast<uint64_t>(nread));
     if (phase_ == Phase::reading) {
       read_ns_ = uv_hrtime();
       consume(buf->base, static_cast<size_t>(nread), false);

@@ -139,8 +139,9 @@ class Connection final : private Transport::Events {
   void release_heart();
   void end(bool clean);
   void send_output();
-  void send(const std::string& out);
-  int try_send(const std::string& out);
+  void write(const std::string& out);
+  static CloseReason failed_write(int status);
+  int try_write(const std::string& out);
   void write_queued();
   void finish_if_done();
   bool unread_input();

@@ -12,20 +12,20 @@ namespace hello {
 // empty again afterwards.
 void Connection::send_output() {
   std::string& out = ctx_.output();
-  if (!out.empty()) send(out);
+  if (!out.empty()) write(out);
   out.clear();
 }
 
-void Connection::send(const std::string& out) {
-  ctx_.accounting().wrote(out.size());
+void Connection::write(const std::string& out) {
+  ctx_.accounting().bytes_written(out.size());
   if (writing()) {
     pending_->backlog.append(out);
     return;
   }
-  int n = try_send(out);
+  int n = try_write(out);
   if (n == static_cast<int>(out.size())) return;
   if (n < 0 && n != UV_EAGAIN) {
-    close();
+    close(failed_write(n));
     return;
   }
   if (n < 0) n = 0;
@@ -34,10 +34,17 @@ void Connection::send(const std::string& out) {
   write_queued();
 }
 
+// A write that fails because the client reset or left (EPIPE after its
+// reset) closes the connection as the client's doing, as a reset seen by
+// a read does; any other failure is an error.
+Connection::CloseReason Connection::failed_write(int status) {
+  return status == UV_ECONNRESET || status == UV_EPIPE ? CloseReason::client : CloseReason::error;
+}
+
 // Writes what the kernel takes now. The answer a connection ends with is
 // its last bytes: the transport may hold them for the FIN that
 // finish_if_done() sends next, so both leave in one segment.
-int Connection::try_send(const std::string& out) {
+int Connection::try_write(const std::string& out) {
   uv_buf_t buf = uv_buf_init(const_cast<char*>(out.data()), static_cast<unsigned>(out.size()));
   return transport_->try_write(&buf, 1, phase_ == Phase::ending);
 }
@@ -53,9 +60,10 @@ void Connection::write_queued() {
     bufs[n++] = uv_buf_init(const_cast<char*>(pending_->ref.data()),
                             static_cast<unsigned>(pending_->ref.size()));
   HELLO_CHECK(n > 0);
-  if (transport_->write(&pending_->req, bufs, n) != 0) {
+  int rc = transport_->write(&pending_->req, bufs, n);
+  if (rc != 0) {
     ctx_.release_write(std::exchange(pending_, nullptr));
-    close();
+    close(failed_write(rc));
   }
 }
 
@@ -63,7 +71,7 @@ void Connection::on_written(int status) {
   if (phase_ == Phase::closing || status < 0) {
     // Cancelled by close(), or the write failed.
     ctx_.release_write(std::exchange(pending_, nullptr));
-    close();
+    close(failed_write(status));
     return;
   }
   pending_->ref = {};

@@ -54,7 +54,7 @@ void Connection::pump_stream(std::string* head) {
   if (head != nullptr && !head->empty()) {
     if (writing()) {
       // The body follows once the write in flight and this are out.
-      send(*head);
+      write(*head);
       head->clear();
       return;
     }
@@ -81,14 +81,14 @@ void Connection::pump_stream(std::string* head) {
     if (n == 0) break;
     int rc = transport_->try_write(bufs, static_cast<unsigned>(n), false);
     if (rc < 0 && rc != UV_EAGAIN) {
-      close();
+      close(failed_write(rc));
       return;
     }
     size_t written = rc < 0 ? 0 : static_cast<size_t>(rc);
     if (head != nullptr) {
       // Handed over now: what follows (the stream's end, parsing the
       // input behind it) must not send it again.
-      ctx_.accounting().wrote(head_size);
+      ctx_.accounting().bytes_written(head_size);
       bool partial = written < head_size;
       if (partial) {
         // The rest of the head as an ordinary write; the body follows it.
@@ -104,7 +104,7 @@ void Connection::pump_stream(std::string* head) {
       head = nullptr;
     }
     s.sent += written;
-    ctx_.accounting().wrote(written);
+    ctx_.accounting().bytes_written(written);
     if (s.sent < at) {
       // The kernel is full: the rest of this piece by reference, and the
       // next ones once it is written.
@@ -113,7 +113,7 @@ void Connection::pump_stream(std::string* head) {
       pending_ = ctx_.acquire_write();
       pending_->ref = {src.base + offset, piece};
       s.sent += piece;
-      ctx_.accounting().wrote(piece);
+      ctx_.accounting().bytes_written(piece);
       write_queued();
       return;
     }

@@ -19,15 +19,15 @@
 #include <string>
 #include <vector>
 
-#include "observe/access_log.h"
 #include "base/check.h"
-#include "server/control.h"
 #include "base/duration.h"
+#include "observe/access_log.h"
+#include "observe/stats_report.h"
 #include "persona/persona.h"
+#include "server/control.h"
+#include "server/worker.h"
 #include "shaping/shape.h"
 #include "shaping/stall.h"
-#include "observe/stats_report.h"
-#include "server/worker.h"
 
 #ifndef HELLO_VERSION
 #define HELLO_VERSION "0.0.0"

@@ -23,6 +23,7 @@ class FakeTransport final : public Transport {
   // The kernel takes at most this many bytes of each try_write.
   size_t room = SIZE_MAX;
   bool unread = false;  // the client sent bytes nobody read
+  int fail = 0;         // what try_write returns instead, if not 0
 
   std::string received;  // what reached the client
   int try_writes = 0;
@@ -44,6 +45,7 @@ class FakeTransport final : public Transport {
     EXPECT_EQ(queued_req, nullptr) << "a write jumped the queue";
     ++try_writes;
     last_write_held = last;
+    if (fail != 0) return fail;
     size_t taken = 0;
     for (unsigned i = 0; i < n && taken < room; ++i) {
       size_t k = std::min(bufs[i].len, room - taken);
@@ -279,6 +281,23 @@ TEST_F(ConnectionTest, AClientResetClosesAtOnce) {
   EXPECT_EQ(connection_.phase(), Connection::Phase::closing);
   fake_.finish_close();
   EXPECT_EQ(stats_.closed_client.get(), 1u);
+}
+
+TEST_F(ConnectionTest, AWriteFailedByTheClientsResetCountsAsTheClients) {
+  fake_.fail = UV_EPIPE;
+  fake_.send(kGet);
+  EXPECT_TRUE(fake_.close_asked);
+  fake_.finish_close();
+  EXPECT_EQ(stats_.closed_client.get(), 1u);
+  EXPECT_EQ(stats_.closed_error.get(), 0u);
+}
+
+TEST_F(ConnectionTest, AWriteFailedOtherwiseIsAnError) {
+  fake_.fail = UV_EIO;
+  fake_.send(kGet);
+  EXPECT_TRUE(fake_.close_asked);
+  fake_.finish_close();
+  EXPECT_EQ(stats_.closed_error.get(), 1u);
 }
 
 TEST_F(ConnectionTest, AClientThatLeavesWhileItsAnswerWaitsGetsNothing) {
