@@ -16,32 +16,18 @@
 #include <utility>
 
 #include "base/check.h"
-#include "net/tcp_port.h"
+#include "net/listener.h"
 #include "server/connection.h"
 
 namespace hello {
 
 namespace {
 
-// The kernel clamps this to net.core.somaxconn (4096 on current kernels);
-// ab -c 1000 opens its connections at once and needs room for all of them.
-constexpr int kListenBacklog = 4096;
-
-// How long a worker out of descriptors stops accepting before it tries again.
-constexpr uint64_t kRelistenMs = 250;
-
 // While draining for shutdown, a connection that read nothing, owes
 // nothing and is between requests for this long is idle and is closed.
 // Requests a client sent before the signal are in our socket buffer well
 // within it (loopback or LAN).
 constexpr uint64_t kDrainCheckMs = 50;
-
-// Accepting pauses for one loop turn after every kAcceptBatch connections,
-// so no turn accepts more. libuv would accept for as long as clients keep
-// connecting, and a connection answered and closed at accept
-// (Connection::read_now) is given back to the pool only when the turn ends;
-// the connections already open would wait meanwhile.
-constexpr int kAcceptBatch = 64;
 
 constexpr uint64_t kNsPerUs = 1000;
 constexpr uint64_t kNsPerSecond = 1000000000;
@@ -50,14 +36,10 @@ constexpr uint64_t kNsPerSecond = 1000000000;
 
 struct WorkerCallbacks {
   static Worker* of(void* h) { return static_cast<Worker*>(static_cast<uv_handle_t*>(h)->data); }
-  static void connection(uv_stream_t* s, int status) { of(s)->on_connection(status); }
   static void date_timer(uv_timer_t* t) { of(t)->on_date_timer(); }
   static void command(uv_async_t* a) { of(a)->on_command(); }
   static void closed(uv_handle_t*) {}
-  static void listener_closed(uv_handle_t* h) { of(h)->on_listener_closed(); }
-  static void relisten(uv_timer_t* t) { of(t)->on_relisten(); }
   static void drain_timer(uv_timer_t* t) { of(t)->on_drain_timer(); }
-  static void resume_accepting(uv_idle_t* i) { of(i)->resume_accepting(); }
   static void stall(Timer* t) { static_cast<Worker*>(t->data)->on_stall(t); }
 };
 
@@ -88,23 +70,21 @@ int Worker::init() {
   if (options_.loop_metrics) HELLO_CHECK_UV(uv_loop_configure(&loop_, UV_METRICS_IDLE_TIME));
   // Cannot fail: a uv_timer_t needs no descriptor.
   HELLO_CHECK_UV(uv_timer_init(&loop_, &date_timer_));
-  HELLO_CHECK_UV(uv_timer_init(&loop_, &relisten_timer_));
   HELLO_CHECK_UV(uv_timer_init(&loop_, &drain_timer_));
-  HELLO_CHECK_UV(uv_idle_init(&loop_, &accept_idle_));
-  date_timer_.data = relisten_timer_.data = drain_timer_.data = accept_idle_.data = this;
+  date_timer_.data = drain_timer_.data = this;
+  listener_.init(&loop_, this);
   if ((rc = timers_.init(&loop_)) != 0 ||
       (rc = uv_async_init(&loop_, &command_async_, WorkerCallbacks::command)) != 0) {
     uv_close(reinterpret_cast<uv_handle_t*>(&date_timer_), WorkerCallbacks::closed);
-    uv_close(reinterpret_cast<uv_handle_t*>(&relisten_timer_), WorkerCallbacks::closed);
     uv_close(reinterpret_cast<uv_handle_t*>(&drain_timer_), WorkerCallbacks::closed);
-    uv_close(reinterpret_cast<uv_handle_t*>(&accept_idle_), WorkerCallbacks::closed);
+    listener_.close();
     timers_.close();
     HELLO_CHECK_UV(uv_run(&loop_, UV_RUN_DEFAULT));
     HELLO_CHECK_UV(uv_loop_close(&loop_));
     loop_ready_ = false;
     return rc;
   }
-  command_async_.data = listener_.data = this;
+  command_async_.data = this;
   schedule_date_timer();
   // Every worker counts from the same epoch, so they all stall together.
   for (size_t i = 0; i < stall_timers_.size(); ++i)
@@ -115,7 +95,6 @@ int Worker::init() {
 
 Worker::~Worker() {
   join();
-  drop_kept_socket();
   if (!loop_ready_) return;
   if (!finished_) {
     // Never started, or startup failed: close what init() opened.
@@ -132,101 +111,11 @@ Worker::~Worker() {
 }
 
 int Worker::listen(const struct sockaddr* addr) {
-  memcpy(&address_, addr,
-         addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
-  return open_listener();
-}
-
-int Worker::open_listener() {
-  const struct sockaddr* addr = reinterpret_cast<const struct sockaddr*>(&address_);
-  int rc = uv_tcp_init_ex(&loop_, &listener_, addr->sa_family);
-  if (rc != 0) return rc;
-  listener_.data = this;
-  listening_ = true;
-  // libuv 1.44 has no UV_TCP_REUSEPORT: set it on the fd before binding so
-  // every worker can own a listener on the same address.
-  uv_os_fd_t fd;
-  if ((rc = uv_fileno(reinterpret_cast<uv_handle_t*>(&listener_), &fd)) != 0) return rc;
-  int one = 1;
-  if (setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0)
-    return uv_translate_sys_error(errno);
-  // Responses are complete when written; Nagle would only delay them.
-  // Accepted sockets inherit the option, which saves a system call per
-  // connection.
-  if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0)
-    return uv_translate_sys_error(errno);
-  // The kernel hands over a connection once its first bytes are in (or,
-  // for a silent client, after its first SYN-ACK retransmission, about a
-  // second): one wake-up per connection instead of two, and the request is
-  // read at accept (Connection::read_now).
-  if (options_.defer_accept && setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &one, sizeof one) != 0)
-    return uv_translate_sys_error(errno);
-  if ((rc = uv_tcp_bind(&listener_, addr, 0)) != 0) return rc;
-  if ((rc = uv_listen(reinterpret_cast<uv_stream_t*>(&listener_), kListenBacklog,
-                      WorkerCallbacks::connection)) != 0)
-    return rc;
-  keep_socket(fd);
-  return 0;
-}
-
-// A second descriptor of the listening socket keeps it bound and listening
-// while the libuv handle is closed (see pause_accepting()).
-void Worker::keep_socket(uv_os_fd_t fd) {
-  if (kept_socket_ < 0) kept_socket_ = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-}
-
-void Worker::drop_kept_socket() {
-  if (kept_socket_ >= 0) ::close(kept_socket_);
-  kept_socket_ = -1;
-}
-
-// Out of descriptors, libuv's accept loop spins calling us with EMFILE once
-// its reserve descriptor is gone (another worker's thread can take the one
-// it frees). Closing the handle is the only way to end that loop. The
-// socket itself stays open through kept_socket_, so the port stays ours and
-// new connections wait in its accept queue, as nginx does when it disables
-// accepting on EMFILE; a moment later the worker watches it again.
-void Worker::pause_accepting() {
-  if (!listening_ || stopping_) return;
-  HELLO_CHECK(!accept_deferred_);  // libuv does not watch the listener meanwhile
-  listening_ = false;
-  uv_close(reinterpret_cast<uv_handle_t*>(&listener_), WorkerCallbacks::listener_closed);
-}
-
-void Worker::on_listener_closed() {
-  if (stopping_) return;
-  HELLO_CHECK_UV(uv_timer_start(&relisten_timer_, WorkerCallbacks::relisten, kRelistenMs, 0));
-}
-
-void Worker::on_relisten() {
-  if (stopping_) return;
-  int rc;
-  if (kept_socket_ >= 0) {
-    // The handle takes over the kept descriptor and a new copy is kept.
-    if ((rc = uv_tcp_init(&loop_, &listener_)) != 0) return on_listener_closed();
-    listener_.data = this;
-    listening_ = true;
-    uv_os_fd_t fd = kept_socket_;
-    kept_socket_ = -1;
-    if ((rc = uv_tcp_open(&listener_, fd)) != 0) {
-      ::close(fd);
-    } else if ((rc = uv_listen(reinterpret_cast<uv_stream_t*>(&listener_), kListenBacklog,
-                               WorkerCallbacks::connection)) == 0) {
-      keep_socket(fd);
-      return;
-    }
-  } else if ((rc = open_listener()) == 0) {
-    return;  // the socket was lost (no descriptor to keep it); bound anew
-  }
-  if (listening_) {
-    pause_accepting();  // the half-made listener closes and the timer rearms
-  } else {
-    on_listener_closed();
-  }
+  return listener_.listen(addr, options_.defer_accept);
 }
 
 int Worker::port() const {
-  return bound_port(&listener_);
+  return listener_.port();
 }
 
 void Worker::start(int cpu, uv_async_t* done) {
@@ -264,11 +153,7 @@ void Worker::on_command() {
   if (level >= 1 && !stopping_) {
     stopping_ = true;
     stop_stalls();
-    accept_queued();
-    if (listening_) uv_close(reinterpret_cast<uv_handle_t*>(&listener_), WorkerCallbacks::closed);
-    listening_ = false;
-    drop_kept_socket();
-    HELLO_CHECK_UV(uv_timer_stop(&relisten_timer_));
+    listener_.stop();
     for (Connection* c = live_; c != nullptr; c = c->next) c->drain();
     HELLO_CHECK_UV(
         uv_timer_start(&drain_timer_, WorkerCallbacks::drain_timer, kDrainCheckMs, kDrainCheckMs));
@@ -286,9 +171,8 @@ void Worker::finish_if_done() {
     return;
   accounting_.flush_final();
   uv_close(reinterpret_cast<uv_handle_t*>(&date_timer_), WorkerCallbacks::closed);
-  uv_close(reinterpret_cast<uv_handle_t*>(&relisten_timer_), WorkerCallbacks::closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&drain_timer_), WorkerCallbacks::closed);
-  uv_close(reinterpret_cast<uv_handle_t*>(&accept_idle_), WorkerCallbacks::closed);
+  listener_.close();
   timers_.close();
   // Unreferenced, the command handle no longer keeps the loop running.
   uv_unref(reinterpret_cast<uv_handle_t*>(&command_async_));
@@ -351,57 +235,31 @@ Connection* Worker::acquire() {
   return c;
 }
 
-// At shutdown: connections whose handshake the kernel finished are in the
-// listener's queue, and their requests may already be in their buffers.
-// Closing the listener would reset them, so they are accepted first and
-// drained like the rest.
-void Worker::accept_queued() {
-  uv_os_fd_t fd;
-  if (!listening_ || uv_fileno(reinterpret_cast<uv_handle_t*>(&listener_), &fd) != 0) return;
-  resume_accepting();  // first the one libuv holds, if any
-  // Bounded by the listen backlog: the queue holds no more than that.
-  for (int i = 0; i < kListenBacklog; ++i) {
-    int client = accept4(fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (client < 0) break;  // EAGAIN: the queue is empty (or out of descriptors)
-    accounting_.accepted();
-    Connection* c = acquire();
-    c->adopt(client, protocol_);
-    if (options_.defer_accept) c->read_now();
-  }
+// At shutdown: a connection the listener took from its queue, drained
+// like the rest.
+void Worker::on_socket(uv_os_sock_t fd) {
+  accounting_.accepted();
+  Connection* c = acquire();
+  c->adopt(fd, protocol_);
+  if (options_.defer_accept) c->read_now();
 }
 
-void Worker::on_connection(int status) {
-  // Out of descriptors (EMFILE) or a connection reset before accept: libuv
-  // has already dropped it; keep serving the connections we have.
-  if (status < 0) {
-    accounting_.accept_failed();
-    if (status == UV_EMFILE || status == UV_ENFILE) pause_accepting();
-    return;
-  }
-  if (++accepted_in_batch_ > kAcceptBatch) {
-    // Left with libuv, which stops watching the listener until it is
-    // accepted: on the next turn, once this one's closed connections are back.
-    accept_deferred_ = true;
-    HELLO_CHECK_UV(uv_idle_start(&accept_idle_, WorkerCallbacks::resume_accepting));
-    return;
-  }
+void Worker::on_accept_error(int) {
+  accounting_.accept_failed();
+}
+
+void Worker::on_connection(uv_stream_t* server) {
   // Over the limit the connection is accepted only to be closed at once:
   // libuv stops watching the listener until the pending one is accepted.
   bool over_limit = accounting_.open() >= options_.max_connections;
   Connection* c = acquire();
-  c->accept(reinterpret_cast<uv_stream_t*>(&listener_), protocol_);
+  c->accept(server, protocol_);
   if (over_limit) {
     c->close(Connection::CloseReason::limit);  // counted as rejected
     return;
   }
   accounting_.accepted();
   if (options_.defer_accept) c->read_now();
-}
-
-void Worker::resume_accepting() {
-  HELLO_CHECK_UV(uv_idle_stop(&accept_idle_));
-  accepted_in_batch_ = 0;
-  if (std::exchange(accept_deferred_, false)) on_connection(0);
 }
 
 void Worker::release(Connection* c) {

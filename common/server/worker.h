@@ -14,6 +14,7 @@
 #include "base/pool.h"
 #include "base/timer_queue.h"
 #include "http1/session.h"
+#include "net/listener.h"
 #include "observe/access_log.h"
 #include "observe/accounting.h"
 #include "observe/counter.h"
@@ -42,7 +43,7 @@ struct WorkerOptions {
   uint64_t stall_epoch_ns = 0;             // uv_hrtime() the stalls count from, the same for all
 };
 
-class Worker final : private ConnectionOwner {
+class Worker final : private ConnectionOwner, private Listener::Events {
  public:
   // `log` may be null (no access log); `id` numbers the worker from 0.
   Worker(const Persona& persona, const TableOptions& table_options, const WorkerOptions& options,
@@ -83,19 +84,14 @@ class Worker final : private ConnectionOwner {
  private:
   friend struct WorkerCallbacks;
 
-  int open_listener();
-  void keep_socket(uv_os_fd_t fd);
-  void drop_kept_socket();
-  void pause_accepting();
-  void on_listener_closed();
-  void on_relisten();
   Connection* acquire();
   // ConnectionOwner.
   std::unique_ptr<Heart> make_heart(Protocol protocol) override;
   void release(Connection* c) override;
-  void accept_queued();
-  void on_connection(int status);
-  void resume_accepting();
+  // Listener::Events.
+  void on_connection(uv_stream_t* server) override;
+  void on_socket(uv_os_sock_t fd) override;
+  void on_accept_error(int status) override;
   void on_date_timer();
   void refresh_date(time_t now);
   void sweep_deadlines();
@@ -112,16 +108,9 @@ class Worker final : private ConnectionOwner {
 
   int id_;
   uv_loop_t loop_;
-  uv_tcp_t listener_;
+  Listener listener_;
   uv_timer_t date_timer_;
-  uv_timer_t relisten_timer_;
   uv_timer_t drain_timer_;
-  // Accepting goes on here, the next loop turn, after a full batch.
-  uv_idle_t accept_idle_;
-  int accepted_in_batch_ = 0;
-  bool accept_deferred_ = false;  // libuv holds an accepted socket for us
-  struct sockaddr_storage address_;
-  int kept_socket_ = -1;  // a second descriptor of the listening socket
   uv_async_t command_async_;
   std::atomic<int> command_{0};  // 1: stop gracefully, 2: force
   uv_async_t* done_ = nullptr;
@@ -134,7 +123,6 @@ class Worker final : private ConnectionOwner {
   std::unique_ptr<AccessLog> access_log_;
   Accounting accounting_;
   bool loop_ready_ = false;
-  bool listening_ = false;
   bool stopping_ = false;
   std::atomic<bool> finished_{false};
   Connection* live_ = nullptr;    // intrusive list of open connections
