@@ -25,6 +25,7 @@
 #include "observe/stats_report.h"
 #include "persona/persona.h"
 #include "server/control.h"
+#include "server/run.h"
 #include "server/worker.h"
 #include "shaping/shape.h"
 #include "shaping/stall.h"
