@@ -1,6 +1,7 @@
 // aiohttp 3.8 with web.Response(text=...) and web.json_response.
 // It answers HTTP/1.0 with an HTTP/1.0 status line.
 #include "persona/persona.h"
+#include "server/run.h"
 
 namespace {
 

@@ -1,5 +1,6 @@
 // Flask 2.2 on Werkzeug's development server (app.run()).
 // It closes every connection, even HTTP/1.1 ones.
+#include "server/run.h"
 #include "werkzeug.h"
 
 namespace {

@@ -3,6 +3,7 @@
 // cost is what the kernel and the load tester cost. scripts/bench reports
 // every target against it.
 #include "persona/persona.h"
+#include "server/run.h"
 
 namespace {
 

@@ -1,5 +1,6 @@
 // The same Flask app under gunicorn 20.1 with one sync worker.
 // The sync worker closes every connection and answers HTTP/1.0 in kind.
+#include "server/run.h"
 #include "werkzeug.h"
 
 namespace {

@@ -1,6 +1,7 @@
 // Sanic 21/22 with text() and json(). Lower-case headers in the
 // order of Sanic's http1_response_header, and HTTP/1.1 even to HTTP/1.0.
 #include "persona/persona.h"
+#include "server/run.h"
 
 namespace {
 

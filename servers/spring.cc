@@ -2,6 +2,7 @@
 // Tomcat sends no reason phrase, says nothing of a kept HTTP/1.1 connection
 // and announces its keep-alive timeout to HTTP/1.0 clients.
 #include "persona/persona.h"
+#include "server/run.h"
 
 namespace {
 

@@ -1,6 +1,7 @@
 // Starlette 0.26 on uvicorn 0.17. uvicorn writes lower-case
 // headers, date first, and does not keep HTTP/1.0 connections alive.
 #include "persona/persona.h"
+#include "server/run.h"
 
 namespace {
 

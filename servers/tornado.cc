@@ -1,6 +1,7 @@
 // Tornado 6 with a RequestHandler that calls self.write().
 // Without a head() method Tornado answers HEAD with 405.
 #include "persona/persona.h"
+#include "server/run.h"
 
 namespace {
 

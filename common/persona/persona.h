@@ -101,8 +101,4 @@ struct Persona {
   std::string_view error_format = {};
 };
 
-// Parses the command line, then serves `persona` until SIGINT or SIGTERM.
-// Returns the process exit status.
-int run(const Persona& persona, int argc, char** argv);
-
 }  // namespace hello

@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "base/check.h"
+#include "http/status.h"
 #include "persona/persona.h"
 #include "persona/routes_file.h"
 #include "shaping/shape.h"
-#include "http/status.h"
 
 namespace hello {
 
@@ -163,8 +163,6 @@ class ResponseTable {
     return set < 0 ? error(405, v) : not_allowed_[set * kVariants + static_cast<int>(v)];
   }
   const ConnectionPolicy& policy() const { return policy_; }
-  // Seconds an idle keep-alive connection stays open.
-  int keep_alive_timeout() const { return keep_alive_timeout_; }
 
   // Rewrites the Date value of every response to `now`.
   void set_date(time_t now);
@@ -201,7 +199,7 @@ class ResponseTable {
                        const std::vector<FileRoute>& file);
 
   ConnectionPolicy policy_;
-  int keep_alive_timeout_;
+  int keep_alive_timeout_;  // seconds an idle keep-alive connection stays open, for {timeout}
   std::vector<RouteKey> routes_;
   uint32_t route_count_ = 0;  // routes_.size(), for the check in route()
   bool waits_or_shapes_ = false;

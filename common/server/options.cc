@@ -1,0 +1,249 @@
+// The flags in the order --help lists them, then the checks CLI11 cannot
+// make, in the order their errors are reported.
+#include "server/options.h"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <random>
+
+#include "base/duration.h"
+#include "server/control.h"
+#include "server/run.h"
+#include "shaping/shape.h"
+#include "shaping/stall.h"
+
+#ifndef HELLO_VERSION
+#define HELLO_VERSION "0.0.0"
+#endif
+
+namespace hello {
+
+const std::string_view kVersion = HELLO_VERSION;
+
+namespace {
+
+// Where to listen and what to answer there.
+void add_serving_flags(CLI::App& app, Options& opt) {
+  app.add_option("-H,--host", opt.host, "Address to listen on")->capture_default_str();
+  app.add_option("-p,--port", opt.port, "Port to listen on; 0 picks a free one")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
+  app.add_flag("--json", opt.table.json,
+               "Answer / with the persona's JSON body instead of its text");
+  app.add_option("--routes", opt.routes_path,
+                 "Also answer the routes of this JSON file (docs/routes.md); a route of the "
+                 "file replaces the persona's with the same method and path")
+      ->type_name("FILE.json");
+  app.add_flag("--keep-alive", opt.table.keep_alive,
+               "Keep connections alive per HTTP rules even where the framework closes them");
+}
+
+// The worker threads, the access log, the statistics and the shutdown.
+void add_process_flags(CLI::App& app, Options& opt) {
+  auto* workers = app.add_option("-w,--workers", opt.workers,
+                                 "Worker threads, one loop and one "
+                                 "SO_REUSEPORT listener each")
+                      ->capture_default_str()
+                      ->check(CLI::Range(1, 1024));
+  app.add_flag("--fast", opt.fast, "As many workers as CPUs this process may run on")
+      ->excludes(workers);
+  app.add_flag("--pin", opt.pin, "Pin worker i to the i-th CPU this process may run on");
+  app.add_option("--access-log", opt.access_log_path,
+                 "Common Log Format, one line per response: to stdout, or with "
+                 "=PATH appended to PATH (off by default)")
+      ->expected(0, 1);
+  app.add_option("--stats-interval", opt.stats_interval,
+                 "Print requests per second and open connections to stderr every SECONDS")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--stats-json", opt.stats_json, "Write the exit summary as JSON to PATH");
+  app.add_option("--shutdown-timeout", opt.shutdown_timeout,
+                 "On SIGINT/SIGTERM, force-close what remains after SECONDS")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+}
+
+// The limits and deadlines of a request (docs/hardening.md).
+void add_request_flags(CLI::App& app, Options& opt) {
+  app.add_option("--max-header-bytes", opt.worker.limits.max_header_bytes,
+                 "Request line plus headers; beyond it 431 (414 for the request line alone)")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{256}, size_t{1} << 24));
+  app.add_option("--max-body-bytes", opt.worker.limits.max_body_bytes,
+                 "Request body (read and discarded); beyond it 413")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{0}, size_t{1} << 40));
+  app.add_option("--header-timeout", opt.header_timeout,
+                 "Seconds from a request's first byte to its last; then 408 and close")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--keepalive-timeout", opt.keep_alive_timeout,
+                 "Seconds an idle keep-alive connection stays open (the framework's default)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 86400));
+}
+
+// Delays, shaped answers (docs/shaping.md) and stalls.
+void add_shaping_flags(CLI::App& app, Options& opt) {
+  app.add_option("--max-delay", opt.max_delay,
+                 "The longest a route's \"delay\" or a shaped delay or drip may be (us, ms or s)")
+      ->capture_default_str()
+      ->type_name("DURATION");
+  app.add_flag("--shape", opt.table.shape,
+               "Shape answers by the request: delay, status, size, header, close, reset and drip "
+               "in the query string or an X-Hello-Shape header, in fortio's syntax "
+               "(docs/shaping.md); off, a query changes nothing");
+  app.add_option("--shape-default", opt.table.shape_default,
+                 "The shape of every request that carries none, e.g. "
+                 "'delay=1ms:50,10ms:5&status=503:1'; implies --shape")
+      ->type_name("PARAMS");
+  app.add_option("--seed", opt.seed,
+                 "Seed the shaping decisions (worker i uses N + i): the same requests in the "
+                 "same order get the same decisions; random by default")
+      ->type_name("N")
+      ->expected(1)
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--max-size", opt.max_size, "The largest body a shaped 'size' may ask for")
+      ->capture_default_str()
+      ->type_name("BYTES")
+      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40));
+  app.add_option("--stall", opt.stalls,
+                 "Freeze every worker at once, like a stop-the-world GC pause: the loop does\n"
+                 "nothing and requests queue up on every connection. DURATION/EVERY (e.g.\n"
+                 "200ms/5s): for DURATION every EVERY, the first EVERY after start;\n"
+                 "DURATION@AT (e.g. 500ms@3s): once, AT after start. DURATION up to 60s;\n"
+                 "repeatable. Shows whether a load tester corrects for coordinated omission\n"
+                 "(as pressing ^Z on the server would)")
+      ->type_name("SPEC")
+      ->allow_extra_args(false);
+}
+
+// Slow readers, the connection limit, accepting and the admin port.
+void add_connection_flags(CLI::App& app, Options& opt) {
+  app.add_option("--send-timeout", opt.send_timeout,
+                 "Seconds a client may leave our output unread before it is closed")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-connections", opt.worker.max_connections,
+                 "Open connections per worker; beyond it new ones are closed at once")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{1} << 24));
+  app.add_flag("--no-defer-accept", opt.no_defer_accept,
+               "Accept a connection at its handshake, not at its first bytes (TCP_DEFER_ACCEPT, "
+               "on by default: a silent client is accepted about a second late)");
+  app.add_option("--admin", opt.admin,
+                 "Serve /metrics (Prometheus), /healthz, /readyz and /stats on this address, "
+                 "never the persona's port (docs/observability.md); keep it on loopback or a "
+                 "private network")
+      ->type_name("HOST:PORT");
+}
+
+// --max-delay, --shape, --shape-default and --seed: the limits every shape
+// is held to, and the decisions' seed.
+bool check_shaping(const Persona& persona, Options& opt) {
+  uint64_t max_delay_us = 0;
+  std::string why;
+  if (!parse_duration(opt.max_delay, max_delay_us, why)) {
+    usage_error(opt, fmt::format("--max-delay: bad duration \"{}\": {}", opt.max_delay, why));
+    return false;
+  }
+  opt.reserved = reserved_headers(persona);
+  opt.table.shape_limits = {max_delay_us, opt.max_size, &opt.reserved};
+  bool shaping = opt.table.shape || !opt.table.shape_default.empty();
+  if (shaping && persona.no_parsing) {
+    fmt::print(stderr, "{}: --shape: {} parses nothing and answers every request alike\n", opt.name,
+               opt.name);
+    return false;
+  }
+  if (!opt.table.shape_default.empty()) {
+    std::string text = opt.table.shape_default;  // parsing decodes in place
+    Shape shape;
+    ShapeError error;
+    if (!parse_shape(text.data(), text.size(), opt.table.shape_limits, shape, error)) {
+      usage_error(opt, fmt::format("--shape-default: {}", error.view()));
+      return false;
+    }
+  }
+  opt.worker.seed = opt.seed.empty() ? std::random_device{}() : opt.seed[0];
+  return true;
+}
+
+// --stall, each spec into the workers' options.
+bool check_stalls(Options& opt) {
+  std::string why;
+  for (const std::string& spec : opt.stalls) {
+    Stall stall;
+    if (!parse_stall(spec, stall, why)) {
+      usage_error(opt, fmt::format("--stall: bad value \"{}\": {}", spec, why));
+      return false;
+    }
+    opt.worker.stalls.push_back(stall);
+  }
+  return true;
+}
+
+// --routes: reads the file into opt.routes, for the table.
+bool load_file_routes(const Persona& persona, Options& opt) {
+  if (opt.routes_path.empty()) return true;
+  // A "body" route without a Content-Type gets the persona's text type.
+  std::string_view text_type =
+      persona.routes.empty() ? "text/plain; charset=utf-8" : persona.routes[0].body.content_type;
+  std::string error;
+  if (!load_routes(opt.routes_path, text_type, persona.head, opt.routes, error,
+                   opt.table.shape_limits)) {
+    fmt::print(stderr, "{}: {}\n", opt.name, error);
+    return false;
+  }
+  opt.table.routes = &opt.routes;
+  return true;
+}
+
+// The checks of the parsed values, then what the table and the workers
+// take from them.
+bool check_values(const Persona& persona, Options& opt) {
+  if (!opt.routes_path.empty() && persona.no_parsing) {
+    fmt::print(stderr, "{}: --routes: {} parses nothing and answers every request alike\n",
+               opt.name, opt.name);
+    return false;
+  }
+  if (!check_shaping(persona, opt) || !check_stalls(opt) || !load_file_routes(persona, opt))
+    return false;
+  opt.table.keep_alive_timeout = opt.keep_alive_timeout;
+  opt.worker.defer_accept = !opt.no_defer_accept;
+  opt.worker.header_timeout_ms = seconds_to_ms(opt.header_timeout);
+  opt.worker.keep_alive_timeout_ms = seconds_to_ms(opt.keep_alive_timeout);
+  opt.worker.send_timeout_ms = seconds_to_ms(opt.send_timeout);
+  return true;
+}
+
+}  // namespace
+
+std::optional<int> parse_options(const Persona& persona, int argc, char** argv, Options& opt) {
+  opt.name = fmt::format("hello-{}", persona.name);
+  opt.port = persona.port;
+  opt.keep_alive_timeout = persona.keep_alive_timeout;
+  CLI::App app{fmt::format("{}: {}", opt.name, persona.summary), opt.name};
+  add_serving_flags(app, opt);
+  add_process_flags(app, opt);
+  add_request_flags(app, opt);
+  add_shaping_flags(app, opt);
+  add_connection_flags(app, opt);
+  app.set_version_flag("-V,--version", fmt::format("{} {}", opt.name, kVersion));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    usage_error(opt, e.what());
+    return kExitUsage;
+  }
+  // --access-log with or without a path; its value alone cannot tell.
+  opt.access_log = app.get_option("--access-log")->count() > 0;
+  if (!check_values(persona, opt)) return kExitUsage;
+  return std::nullopt;
+}
+
+void usage_error(const Options& opt, std::string_view text) {
+  fmt::print(stderr, "{}: {} (usage: {} [OPTIONS], see --help)\n", opt.name, text, opt.name);
+}
+
+}  // namespace hello

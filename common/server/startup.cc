@@ -1,0 +1,201 @@
+#include "server/startup.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <netdb.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <string>
+
+#include "base/check.h"
+#include "server/run.h"
+
+namespace hello {
+
+namespace {
+
+std::string address_text(const struct sockaddr* sa, int port) {
+  char ip[INET6_ADDRSTRLEN] = "";
+  if (sa->sa_family == AF_INET6) {
+    HELLO_CHECK_UV(uv_ip6_name(reinterpret_cast<const struct sockaddr_in6*>(sa), ip, sizeof ip));
+    return fmt::format("[{}]:{}", ip, port);
+  }
+  HELLO_CHECK_UV(uv_ip4_name(reinterpret_cast<const struct sockaddr_in*>(sa), ip, sizeof ip));
+  return fmt::format("{}:{}", ip, port);
+}
+
+void set_port(struct sockaddr_storage* ss, int port) {
+  if (ss->ss_family == AF_INET6)
+    reinterpret_cast<struct sockaddr_in6*>(ss)->sin6_port = htons(static_cast<uint16_t>(port));
+  else
+    reinterpret_cast<struct sockaddr_in*>(ss)->sin_port = htons(static_cast<uint16_t>(port));
+}
+
+// Resolves a numeric address or a host name such as "localhost".
+bool resolve(const std::string& host, int port, struct sockaddr_storage* out) {
+  struct addrinfo hints {};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  struct addrinfo* res = nullptr;
+  std::string service = std::to_string(port);
+  if (getaddrinfo(host.c_str(), service.c_str(), &hints, &res) != 0 || res == nullptr) return false;
+  memcpy(out, res->ai_addr, res->ai_addrlen);
+  freeaddrinfo(res);
+  return true;
+}
+
+// With SO_REUSEPORT a second server of ours would silently share the port
+// with the first. A plain bind first makes "address already in use" an
+// error again, as it is for the real frameworks.
+int probe_port(const struct sockaddr* addr) {
+  int fd = socket(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return uv_translate_sys_error(errno);
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  socklen_t len =
+      addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+  int rc = bind(fd, addr, len) == 0 ? 0 : uv_translate_sys_error(errno);
+  ::close(fd);
+  return rc;
+}
+
+// The CPUs this process may run on, in order.
+std::vector<int> allowed_cpus() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    for (int i = 0; i < CPU_SETSIZE; ++i)
+      if (CPU_ISSET(i, &set)) cpus.push_back(i);
+  if (cpus.empty()) cpus.push_back(0);
+  return cpus;
+}
+
+// "HOST:PORT" or "[IPv6]:PORT" into a host and a port; false if malformed.
+bool split_host_port(const std::string& text, std::string& host, int& port) {
+  size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) return false;
+  host = text.substr(0, colon);
+  if (host.front() == '[') {
+    if (host.back() != ']') return false;
+    host = host.substr(1, host.size() - 2);
+  }
+  std::string digits = text.substr(colon + 1);
+  if (digits.size() > 5 || digits.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  port = std::stoi(digits);
+  return port <= 65535;
+}
+
+// --admin into `addr`, and the loop metrics its /metrics reports; false
+// after the error line.
+bool resolve_admin(Options& opt, struct sockaddr_storage* addr) {
+  if (opt.admin.empty()) return true;
+  std::string host;
+  int port = 0;
+  if (!split_host_port(opt.admin, host, port) || !resolve(host, port, addr)) {
+    usage_error(opt, fmt::format("--admin: bad address \"{}\": HOST:PORT expected, such as "
+                                 "127.0.0.1:9100",
+                                 opt.admin));
+    return false;
+  }
+  opt.worker.loop_metrics = true;
+  return true;
+}
+
+// --access-log: the writer thread, to stdout or appending to the file.
+int open_access_log(const Options& opt, Process& process) {
+  if (!opt.access_log) return 0;
+  int fd = 1;
+  if (!opt.access_log_path.empty()) {
+    fd = open(opt.access_log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      fmt::print(stderr, "cannot open access log {}: {}\n", opt.access_log_path, strerror(errno));
+      return kExitStartup;
+    }
+  }
+  process.log_writer = std::make_unique<LogWriter>(fd, fd != 1, opt.workers);
+  return 0;
+}
+
+// Makes the workers and binds each to `addr`; with port 0 the first one's
+// port is everyone's, and `addr` takes it.
+int listen_workers(const Persona& persona, Options& opt, Process& process,
+                   struct sockaddr_storage* addr) {
+  const struct sockaddr* sa = reinterpret_cast<const struct sockaddr*>(addr);
+  std::vector<std::unique_ptr<Worker>>& pool = process.workers;
+  // The one clock of every worker's stalls, read once, just before the
+  // workers are made and start listening.
+  opt.worker.stall_epoch_ns = uv_hrtime();
+  int rc = opt.port != 0 ? probe_port(sa) : 0;
+  for (int i = 0; rc == 0 && i < opt.workers; ++i) {
+    pool.push_back(
+        std::make_unique<Worker>(persona, opt.table, opt.worker, i, process.log_writer.get()));
+    if ((rc = pool.back()->init()) != 0) {
+      fmt::print(stderr, "cannot start worker {}: {}\n", i, uv_strerror(rc));
+      return kExitStartup;
+    }
+    rc = pool.back()->listen(sa);
+    if (rc == 0 && i == 0) set_port(addr, pool[0]->port());
+  }
+  if (rc != 0) {
+    fmt::print(stderr, "cannot listen on {}: {}\n", address_text(sa, opt.port), uv_strerror(rc));
+    return kExitStartup;
+  }
+  return 0;
+}
+
+// The control loop, and the admin port on it with --admin.
+int start_control(const Persona& persona, const Options& opt, Control& control,
+                  const struct sockaddr* admin_addr) {
+  int rc = control.init();
+  if (rc != 0) {
+    fmt::print(stderr, "cannot start: {}\n", uv_strerror(rc));
+    return kExitStartup;
+  }
+  if (!opt.admin.empty() && (rc = control.start_admin(admin_addr, persona.name, kVersion,
+                                                      opt.worker.limits.max_header_bytes,
+                                                      opt.worker.header_timeout_ms)) != 0) {
+    fmt::print(stderr, "cannot listen on {} (--admin): {}\n", opt.admin, uv_strerror(rc));
+    return kExitStartup;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int start_up(const Persona& persona, Options& opt, Process& process) {
+  struct sockaddr_storage admin_addr;
+  if (!resolve_admin(opt, &admin_addr)) return kExitUsage;
+  struct sockaddr_storage addr;
+  if (!resolve(opt.host, opt.port, &addr)) {
+    usage_error(opt, fmt::format("cannot resolve host '{}'", opt.host));
+    return kExitUsage;
+  }
+  std::vector<int> cpus = allowed_cpus();
+  if (opt.fast) opt.workers = static_cast<int>(cpus.size());
+  if (int rc = open_access_log(opt, process); rc != 0) return rc;
+  // A client that resets mid-response must cost us a failed write, not the process.
+  signal(SIGPIPE, SIG_IGN);
+  if (int rc = listen_workers(persona, opt, process, &addr); rc != 0) return rc;
+  const struct sockaddr* admin_sa = reinterpret_cast<const struct sockaddr*>(&admin_addr);
+  if (int rc = start_control(persona, opt, process.control, admin_sa); rc != 0) return rc;
+  std::vector<std::unique_ptr<Worker>>& pool = process.workers;
+  for (size_t i = 0; i < pool.size(); ++i)
+    pool[i]->start(opt.pin ? cpus[i % cpus.size()] : -1, process.control.done());
+  const struct sockaddr* sa = reinterpret_cast<const struct sockaddr*>(&addr);
+  fmt::print(stderr, "listening on http://{} ({} worker{})\n", address_text(sa, pool[0]->port()),
+             opt.workers, opt.workers == 1 ? "" : "s");
+  if (!opt.admin.empty())
+    fmt::print(stderr, "admin on http://{}\n",
+               address_text(admin_sa, process.control.admin_port()));
+  fflush(stderr);
+  return 0;
+}
+
+}  // namespace hello
