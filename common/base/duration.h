@@ -24,4 +24,9 @@ std::string format_duration(uint64_t us);
 inline constexpr size_t kDurationText = 22;  // 20 digits and a unit
 size_t format_duration(uint64_t us, char* out);
 
+// A flag's SECONDS (--header-timeout 0.2) in whole milliseconds.
+inline uint64_t seconds_to_ms(double seconds) {
+  return static_cast<uint64_t>(seconds * 1000);
+}
+
 }  // namespace hello

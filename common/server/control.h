@@ -13,16 +13,13 @@
 #include <string_view>
 #include <vector>
 
+#include "base/duration.h"
 #include "observe/admin.h"
 #include "observe/latency_histogram.h"
 #include "observe/stats_report.h"
 #include "server/worker.h"
 
 namespace hello {
-
-inline uint64_t seconds_to_ms(double seconds) {
-  return static_cast<uint64_t>(seconds * 1000);
-}
 
 class Control final : public AdminSource {
  public:

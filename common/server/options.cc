@@ -8,7 +8,6 @@
 #include <random>
 
 #include "base/duration.h"
-#include "server/control.h"
 #include "server/run.h"
 #include "shaping/shape.h"
 #include "shaping/stall.h"
