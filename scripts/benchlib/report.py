@@ -308,6 +308,44 @@ def _shaping_cell(cells, name, variant, mode):
     return None
 
 
+# --compare: an A/B of two builds differs by less than this in CPU per request.
+COMPARE_TARGET = 0.02
+COMPARE_JOBS = (("wrk", "keepalive", "keep-alive (wrk -c64)"), ("wrk", "pipeline", "16-deep pipelining (wrk -c64)"),
+                ("ab", "close", "one request per connection (ab -c100)"))
+
+
+def compare_table(meta, cells):
+    """--compare: CPU per request after / before, the ratio of the medians
+    against COMPARE_TARGET, the paired rounds beside it, and the cells."""
+    compare = meta.get("compare")
+    if not compare:
+        return ""
+    name = compare["persona"]
+
+    def cell(tool, mode, variant):
+        return next((c for c in cells if (c["name"], c["tool"], c["mode"], c.get("variant"))
+                     == (name, tool, mode, variant)), None)
+
+    rows = ["| measure | target | result | met? |", "| --- | --- | --- | --- |"]
+    for tool, mode, label in COMPARE_JOBS:
+        before, after = cell(tool, mode, "before"), cell(tool, mode, "after")
+        a = before.get("cpu_us_per_request") if before else None
+        b = after.get("cpu_us_per_request") if after else None
+        measure = f"CPU/request after vs before, {label}"
+        target = f"within ±{COMPARE_TARGET:.0%}"
+        if not a or not b:
+            problem = (after or {}).get("error") or (before or {}).get("error") or "not measured"
+            rows.append(f"| {measure} | {target} | {problem} | not measured |")
+            continue
+        ratio = b / a
+        pairs = paired_ratios(after.get("cpu_us_runs"), before.get("cpu_us_runs"))
+        paired = (f"; round by round {', '.join(f'{r:.3f}' for r in pairs)} "
+                  f"(median {statistics.median(pairs):.3f})" if pairs else "")
+        met = "yes" if abs(ratio - 1) < COMPARE_TARGET else "**no**"
+        rows.append(f"| {measure} | {target} | before {a:.2f} µs, after {b:.2f} µs: {ratio:.3f}{paired} | {met} |")
+    return "\n".join(rows)
+
+
 def shaping_table(meta, cells):
     """--shape on against off in the same run: the ratio of the medians of
     CPU per request against SHAPING_TARGET, the paired rounds beside it,
@@ -471,6 +509,14 @@ def write_markdown(out, meta, cells, chart_files):
                   f"every second round in reverse order), {meta['shaping']['rounds']} rounds; each ratio "
                   "divides two medians of this run, and the rounds' own ratios (the runs of one round, "
                   "seconds apart) are shown beside it.", "", shaping, ""]
+    compare = compare_table(meta, cells)
+    if compare:
+        parts += ["## Before and after", "",
+                  f"hello-{meta['compare']['persona']}, 1 worker, from two builds started at once: before "
+                  f"`{meta['compare']['before']}`, after `{meta['compare']['after']}`. Rounds alternate "
+                  f"(every second round in reverse order), {meta['compare']['rounds']} rounds; each ratio "
+                  "divides two medians of this run, and the rounds' own ratios are shown beside it.", "",
+                  compare, ""]
     articles = article_tables(cells)
     if articles:
         parts += ["## Beside the articles", "", articles]
