@@ -14,6 +14,7 @@
 
 #include "http/heart.h"
 #include "http/host_syntax.h"
+#include "http/route_path.h"
 #include "observe/accounting.h"
 #include "persona/response_table.h"
 #include "shaping/shape.h"
@@ -34,9 +35,6 @@ struct Limits {
 
 class Session final : public Heart {
  public:
-  // Routes sit at the root of short paths; a longer path matches none.
-  static constexpr size_t kMaxPath = 64;
-
   // The shaping parameters of one request (its query and X-Hello-Shape
   // values, joined by '&') may be this long; beyond it 400.
   static constexpr size_t kMaxShapeText = 4096;

@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "base/duration.h"
-#include "http1/session.h"
+#include "http/route_path.h"
 
 namespace hello {
 
@@ -281,8 +281,8 @@ class Loader {
         if (value.get_string().get(s) != simdjson::SUCCESS)
           return fail(at, "\"path\" must be a string");
         if (s.empty() || s[0] != '/') return fail(at, "\"path\" must start with '/'");
-        if (s.size() > Session::kMaxPath)
-          return fail(at, fmt::format("\"path\" is longer than {} bytes", Session::kMaxPath));
+        if (s.size() > kMaxPath)
+          return fail(at, fmt::format("\"path\" is longer than {} bytes", kMaxPath));
         for (unsigned char c : s)
           if (c <= ' ' || c == '?' || c == '#' || c >= 0x7f)
             return fail(
