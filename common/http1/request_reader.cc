@@ -5,6 +5,7 @@
 #include <bit>
 #include <cstring>
 
+#include "http/field_syntax.h"
 #include "persona/json_echo.h"
 
 namespace hello {
@@ -79,17 +80,6 @@ namespace {
 
 // The interim answer to "Expect: 100-continue" (RFC 9110 section 10.1.1).
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-
-// `b` is lower-case ASCII letters, digits and '-'. OR-ing 0x20 folds the
-// case of a letter and leaves digits and '-' alone; the only other bytes it
-// maps onto them are control characters, which llhttp's strict mode has
-// already rejected in names and values.
-bool equals_nocase(const char* a, size_t n, std::string_view b) {
-  if (n != b.size()) return false;
-  for (size_t i = 0; i < n; ++i)
-    if ((a[i] | 0x20) != b[i]) return false;
-  return true;
-}
 
 // Eight bytes as one word, in memory order whatever the machine's byte order.
 constexpr uint64_t word_of(std::array<uint8_t, 8> bytes) {
@@ -186,8 +176,10 @@ HELLO_CALLBACK int RequestReader::on_header_field_complete() {
   // Trailers (after a chunked body) are counted, but Host, Expect and
   // Transfer-Encoding mean nothing there.
   if (r.field_length <= kFieldPrefix && !r.in_trailers) {
-    // The name's first bytes as one word, case folded: OR-ing 0x20 folds
-    // the letters of "host" and "expect" (see equals_nocase()).
+    // The name's first bytes as one word, case folded: to_lower_ascii()
+    // eight bytes at once for names of letters alone, such as "host" and
+    // "expect". OR-ing 0x20 into a byte gives a lower-case letter only
+    // from that letter, in either case.
     uint64_t word;
     memcpy(&word, field_, 8);
     word = (word | kCaseBits) & kPrefixMask[r.field_length];
@@ -229,7 +221,7 @@ HELLO_CALLBACK int RequestReader::on_header_field_complete() {
   uint8_t& matched = request_.shape.name;
   if (request_.field_length == len) matched = 0;
   for (size_t i = 0; i < len && matched != kNoShapeName; ++i) {
-    if (matched < kShapeHeader.size() && (at[i] | 0x20) == kShapeHeader[matched])
+    if (matched < kShapeHeader.size() && to_lower_ascii(at[i]) == kShapeHeader[matched])
       ++matched;
     else
       matched = kNoShapeName;
@@ -342,7 +334,7 @@ HELLO_CALLBACK int RequestReader::on_header_value(const char* at, size_t len) {
   for (size_t i = 0; i < len && coding != kOtherTransferCoding; ++i) {
     char c = at[i];
     size_t matched = coding - 1u;
-    if (matched < kChunked.size() && (c | 0x20) == kChunked[matched])
+    if (matched < kChunked.size() && to_lower_ascii(c) == kChunked[matched])
       ++coding;
     else if (matched != kChunked.size() || (c != ' ' && c != '\t'))
       coding = kOtherTransferCoding;
@@ -360,7 +352,7 @@ void RequestReader::finish_expect() {
   while (r.value_length > 0 && r.value_length <= kExpectValue &&
          (value_[r.value_length - 1] == ' ' || value_[r.value_length - 1] == '\t'))
     --r.value_length;
-  if (equals_nocase(value_, r.value_length, "100-continue"))
+  if (r.value_length <= kExpectValue && equals_nocase({value_, r.value_length}, "100-continue"))
     r.expect_continue = true;
   else
     r.expect_unknown = true;

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "http/field_syntax.h"
 #include "http1/request_reader.h"
 
 namespace hello {
@@ -71,8 +72,7 @@ HELLO_CALLBACK int RequestReader::on_url(const char* at, size_t len) {
   if (r.form == Form::scheme) {
     for (; p < end && r.scheme_matched < kScheme.size(); ++p) {
       if (r.scheme_matched == 4 && *p == ':') r.scheme_matched = 5;  // "http://"
-      // OR-ing 0x20 folds letters and leaves ':' and '/' alone.
-      if ((*p | 0x20) != kScheme[r.scheme_matched]) {
+      if (to_lower_ascii(*p) != kScheme[r.scheme_matched]) {
         r.form = Form::other;
         return 0;
       }
