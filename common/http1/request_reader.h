@@ -95,7 +95,7 @@ struct Request {
   // the bytes of "chunked" the value has matched (all 7, then only blanks,
   // is the one value accepted), or kOtherTransferCoding.
   uint8_t transfer_coding = 0;
-  bool path_done = false;  // a '?' ended the path, or there is none to route
+  bool path_done = false;  // a "?" or "#" ended the path, or there is none to route
   bool path_too_long = false;
   bool path_known = false;   // some route has this path (405 rather than 404)
   bool in_trailers = false;  // the head is complete: fields now are trailers
@@ -185,7 +185,7 @@ class RequestReader : private llhttp_t {
 
   int on_url(const char* at, size_t len);
   int read_target_prefix(const char* at, size_t len);
-  void copy_path(const char* at, size_t len);
+  size_t copy_path(const char* at, size_t len);
   int on_header_field(const char* at, size_t len);
   int on_header_field_complete();
   int on_header_value(const char* at, size_t len);
@@ -196,10 +196,11 @@ class RequestReader : private llhttp_t {
   void route_request();
   int on_chunk_header();
   int on_body(const char* at, size_t len);
-  // The pieces of a shaping text: of the query, of an X-Hello-Shape value.
+  // The target after its path: the rest of the span where the path
+  // ended, then each later span.
+  int end_path(const char* at, size_t len);
   int after_path(const char* at, size_t len);
-  int begin_query(const char* at, size_t len);
-  void keep_query(const char* at, size_t len);
+  // The pieces of a shaping text: of the query, of an X-Hello-Shape value.
   void keep_shape_text(const char* at, size_t len);
   int match_shape_name(const char* at, size_t len);
   int begin_shape_value();

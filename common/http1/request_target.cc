@@ -25,29 +25,30 @@ HELLO_CALLBACK int RequestReader::on_url(const char* at, size_t len) {
   // other form is read by read_target_prefix(). (The first span of a target is
   // never empty: llhttp starts a span at a byte.)
   if (r.path_length == 0 && at[0] != '/') return read_target_prefix(at, len);
-  copy_path(at, len);
-  // A '?' ended the path: the query may shape the answer.
-  if (r.path_done && shape_requests_) [[unlikely]]
-    return begin_query(at, len);
+  size_t n = copy_path(at, len);
+  if (n < len) [[unlikely]]
+    return end_path(at + n, len - n);
   return 0;
 }
 
-// A span of the target after its path: more of an absolute-form prefix,
-// or of the query.
+// A span of the target after the one in which its path ended: more of an
+// absolute-form prefix, or of the query.
 [[gnu::noinline]] int RequestReader::after_path(const char* at, size_t len) {
   if (request_.form >= Request::TargetForm::scheme) return read_target_prefix(at, len);
-  if (request_.shape.in_query) keep_query(at, len);
+  // RFC 9112 section 3.2: no form of request target has a fragment.
+  if (memchr(at, '#', len) != nullptr) return reject(400);
+  if (request_.shape.in_query) keep_shape_text(at, len);
   return 0;
 }
 
-// The span in which copy_path() ended the path: the query after its '?'.
-[[gnu::noinline]] int RequestReader::begin_query(const char* at, size_t len) {
-  const char* end = at + len;
-  const char* p = at;
-  while (p < end && *p != '?' && *p != '#') ++p;
-  if (p < end && *p == '?') {
+// The rest of the span in which copy_path() ended the path: a query (its
+// '?' first), a fragment, or more of a path too long to route.
+[[gnu::noinline]] int RequestReader::end_path(const char* at, size_t len) {
+  if (memchr(at, '#', len) != nullptr) return reject(400);
+  // The query may shape the answer (if the path is a route's).
+  if (at[0] == '?' && !request_.path_too_long && shape_requests_) {
     request_.shape.in_query = true;
-    keep_query(p + 1, static_cast<size_t>(end - p - 1));
+    keep_shape_text(at + 1, len - 1);
   }
   return 0;
 }
@@ -62,6 +63,8 @@ HELLO_CALLBACK int RequestReader::on_url(const char* at, size_t len) {
   static constexpr std::string_view kScheme = "https://";
   using Form = Request::TargetForm;
   Request& r = request_;
+  // RFC 9112 section 3.2: no form of request target has a fragment.
+  if (memchr(at, '#', len) != nullptr) return reject(400);
   const char* p = at;
   const char* end = at + len;
   if (r.form == Form::origin) {
@@ -84,32 +87,28 @@ HELLO_CALLBACK int RequestReader::on_url(const char* at, size_t len) {
   }
   // The authority runs to the path, the query or the end of the target.
   const char* q = p;
-  while (q < end && *q != '/' && *q != '?' && *q != '#') ++q;
+  while (q < end && *q != '/' && *q != '?') ++q;
   host_.feed(p, static_cast<size_t>(q - p));
   // A span that stops short of the bytes fed is the end of the target: llhttp
   // calls back there when it meets the space after it.
   if (q == end && end == context().end) return 0;
   if (!host_.valid() || host_.empty_host()) return reject(400);
   r.form = Form::absolute;
-  // The path of "http://x" and of "http://x?q" is "/".
-  path_[0] = '/';
-  r.path_length = 1;
-  if (q != end && *q == '?' && shape_requests_) {
-    r.shape.in_query = true;
-    keep_query(q + 1, static_cast<size_t>(end - q - 1));
+  if (q == end || *q != '/') {
+    // The path of "http://x" and of "http://x?q" is "/".
+    path_[0] = '/';
+    r.path_length = 1;
+    return q == end ? 0 : end_path(q, static_cast<size_t>(end - q));
   }
-  if (q == end || *q != '/') return 0;
-  r.path_length = 0;
   r.path_done = false;
-  copy_path(q, static_cast<size_t>(end - q));
-  if (r.path_done && shape_requests_) return begin_query(q, static_cast<size_t>(end - q));
-  return 0;
+  size_t n = copy_path(q, static_cast<size_t>(end - q));
+  return q + n < end ? end_path(q + n, static_cast<size_t>(end - q) - n) : 0;
 }
 
-HELLO_CALLBACK void RequestReader::copy_path(const char* at, size_t len) {
+// Copies the path up to '?' or '#' (a path longer than any route is only
+// scanned as far as that); returns how many bytes of the span it took.
+HELLO_CALLBACK size_t RequestReader::copy_path(const char* at, size_t len) {
   Request& r = request_;
-  // Copy the path up to '?' or '#'; a path longer than any route is only
-  // scanned as far as that.
   size_t room = kMaxPath - r.path_length;
   size_t n = 0;
   for (; n < len && n <= room; ++n) {
@@ -123,19 +122,10 @@ HELLO_CALLBACK void RequestReader::copy_path(const char* at, size_t len) {
   if (n > room) {
     r.path_too_long = true;
     r.path_done = true;
-    return;
+    return n;
   }
   r.path_length = static_cast<uint16_t>(r.path_length + n);
-}
-
-// Keeps a piece of the target's query, which ends at '#' or with the target.
-[[gnu::noinline]] void RequestReader::keep_query(const char* at, size_t len) {
-  const char* hash = static_cast<const char*>(memchr(at, '#', len));
-  if (hash != nullptr) {
-    request_.shape.in_query = false;
-    len = static_cast<size_t>(hash - at);
-  }
-  keep_shape_text(at, len);
+  return n;
 }
 
 // Out of line, so that the callback without a log saves no registers for it.

@@ -142,6 +142,9 @@ std::vector<Row> rows() {
       {"EmptyHostBeforeAPort", "GET / HTTP/1.1\r\nHost: :80\r\n\r\n", 400, true},
       {"AbsoluteForm", "GET http://x/ HTTP/1.1\r\nHost: a\r\n\r\n", 200, false},
       {"AbsoluteFormWithoutPath", "GET HTTPS://x?q=1 HTTP/1.1\r\nHost: a\r\n\r\n", 200, false},
+      {"Fragment", "GET /#x HTTP/1.1\r\nHost: a\r\n\r\n", 400, true},
+      {"FragmentAfterAQuery", "GET /?q=1#x HTTP/1.1\r\nHost: a\r\n\r\n", 400, true},
+      {"FragmentInAbsoluteForm", "GET http://x/#x HTTP/1.1\r\nHost: a\r\n\r\n", 400, true},
   };
 }
 

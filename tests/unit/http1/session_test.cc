@@ -182,7 +182,7 @@ TEST_F(SessionTest, HostAndExpectInTrailersAreIgnored) {
   EXPECT_TRUE(open_);
 }
 
-TEST_F(SessionTest, IgnoresQueryAndFragment) {
+TEST_F(SessionTest, IgnoresTheQuery) {
   EXPECT_EQ(feed("GET /json?x=1 HTTP/1.1\r\nHost: a\r\n\r\n"),
             route("/json", Variant::keep_alive_11));
 }
@@ -670,6 +670,22 @@ TEST_F(ConformanceTest, AbsoluteFormIsRoutedByItsPath) {
       << "HTTP/1.1 still needs a Host";
   EXPECT_EQ(answer_however_split(get("http://x/", "Host: a b\r\n")), error(400, Variant::close_11))
       << "and a valid one";
+}
+
+// RFC 9112 section 3.2: no form of request target has a fragment (origin-form
+// is absolute-path ["?" query], and an absolute-URI has none either), so a
+// '#' anywhere in it is a malformed request line: 400 and close.
+TEST_F(ConformanceTest, AFragmentInTheTargetIs400) {
+  const std::string bad = error(400, Variant::close_11);
+  for (const std::string& target : std::vector<std::string>{
+           "/#x", "/#", "/json#x", "/json?q#x", "/?#", "/json?a=1&b=2#f", "http://x/#y",
+           "http://x#y", "http://x?q#y", "HTTPS://x:80/json#", "*#", "ftp://x/#y", "http:#/",
+           "/" + std::string(200, 'a') + "#x", "/" + std::string(200, 'a') + "?q#x"}) {
+    EXPECT_EQ(answer_however_split(get(target, "Host: a\r\n")), bad) << target;
+  }
+  // The bytes around a '#' that is not in the target are fine.
+  EXPECT_EQ(answer_however_split(get("/json?q=%23", "Host: a\r\nX-A: #\r\n")),
+            route("/json", Variant::keep_alive_11));
 }
 
 }  // namespace
