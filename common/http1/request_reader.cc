@@ -138,6 +138,11 @@ RequestReader::RequestReader(const ResponseTable& table, const Limits& limits, b
 
 void RequestReader::start(const llhttp_settings_t& settings) {
   llhttp_init(this, HTTP_REQUEST, &settings);
+  // In strict mode llhttp 8.1 refuses HTTP/1.2 to 1.9 as it refuses 3.0,
+  // and takes only 0.9, 1.0, 1.1 and 2.0. It lets every version through with
+  // LENIENT_VERSION (which its 8.1 API has no setter for), and the reader
+  // checks the version itself when the head is complete.
+  parser().lenient_flags |= LENIENT_VERSION;
   request_ = {};
   tail_after_line_end_ = false;
   // A pooled session keeps a modest echo buffer, not the largest body ever.
@@ -366,6 +371,12 @@ HELLO_CALLBACK int RequestReader::on_headers_complete() {
     finish_value();
   r.in_trailers = true;
   if (p.http_major != 1) return reject(505);
+  // RFC 9110 section 2.5: a higher minor version is processed as the
+  // highest one implemented, as nginx does: HTTP/1.2 to 1.9 are read and
+  // answered (status line, keep-alive, Host) as HTTP/1.1, and llhttp's own
+  // keep-alive verdict after the request reads the version from here.
+  if (p.http_minor > 1) [[unlikely]]
+    parser().http_minor = 1;
   // RFC 9112 section 3.2: an HTTP/1.1 request has exactly one Host.
   if (p.http_minor == 1 && r.hosts == 0) return reject(400);
   if ((p.flags & F_CONTENT_LENGTH) && p.content_length > limits_.max_body_bytes) return reject(413);

@@ -78,6 +78,11 @@ std::vector<Row> rows() {
       {"TwoHosts", "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400, true},
       {"Http20", "GET / HTTP/2.0\r\nHost: a\r\n\r\n", 505, true},
       {"Http09", "GET / HTTP/0.9\r\nHost: a\r\n\r\n", 505, true},
+      {"Http30", "GET / HTTP/3.0\r\nHost: a\r\n\r\n", 505, true},
+      {"Http12", "GET / HTTP/1.2\r\nHost: a\r\n\r\n", 200, false},
+      {"Http19", "GET / HTTP/1.9\r\nHost: a\r\n\r\n", 200, false},
+      {"Http15Close", "GET / HTTP/1.5\r\nHost: a\r\nConnection: close\r\n\r\n", 200, true},
+      {"Http12WithoutHost", "GET / HTTP/1.2\r\n\r\n", 400, true},
       {"RequestLineTooLong",
        "GET /" + std::string(2000, 'a') + " HTTP/1.1\r\nHost: a\r\n\r\n",
        414,
@@ -200,6 +205,18 @@ TEST_P(HardeningBytewiseTest, AnswersAsWhenSentWhole) {
 
 INSTANTIATE_TEST_SUITE_P(Table, HardeningBytewiseTest, ::testing::ValuesIn(rows()),
                          [](const auto& info) { return info.param.name; });
+
+// The personas that answer in the request's version say HTTP/1.1 to a
+// higher minor version, which they answer as HTTP/1.1 (RFC 9110 section 2.5).
+TEST(Hardening, EchoedVersionOfAHigherMinorIsHttp11) {
+  for (const char* persona : {"gunicorn", "aiohttp"}) {
+    ServerProcess s(persona);
+    Client c(s.port());
+    ASSERT_TRUE(c.send("GET /json HTTP/1.3\r\nHost: a\r\n\r\n"));
+    std::string response = c.read_response();
+    EXPECT_EQ(response.rfind("HTTP/1.1 200 ", 0), 0u) << persona << ": " << response;
+  }
+}
 
 TEST(Hardening, ExpectContinueGetsAnInterimAnswerFirst) {
   ServerProcess s("sanic");

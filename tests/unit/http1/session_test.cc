@@ -479,6 +479,7 @@ TEST_F(FramedSessionTest, HeadOfABodyWithoutLengthKeepsTheConnection) {
 // checked whole, split in two at every byte and fed one byte at a time.
 class ConformanceTest : public SessionTest {
  protected:
+  explicit ConformanceTest(const Persona& p = test::kTestPersona) : SessionTest(p) {}
   // What `session` answers to `request` fed in the pieces `cuts` makes of it.
   static std::string answer(Session& session, std::string_view request, std::vector<size_t> cuts) {
     session.reset();
@@ -686,6 +687,66 @@ TEST_F(ConformanceTest, AFragmentInTheTargetIs400) {
   // The bytes around a '#' that is not in the target are fine.
   EXPECT_EQ(answer_however_split(get("/json?q=%23", "Host: a\r\nX-A: #\r\n")),
             route("/json", Variant::keep_alive_11));
+}
+
+// RFC 9110 section 2.5: a recipient that implements a major version should
+// process a higher minor one as the highest it implements, as nginx does:
+// HTTP/1.2 to 1.9 are answered as HTTP/1.1, with its keep-alive and Host
+// rules. (llhttp 8.1 refuses them in strict mode unless told not to.)
+TEST_F(ConformanceTest, HigherMinorVersionsAreAnsweredAsHttp11) {
+  for (int minor = 2; minor <= 9; ++minor) {
+    std::string version = "HTTP/1." + std::to_string(minor);
+    EXPECT_EQ(
+        answer_however_split("GET / " + version + "\r\nHost: a\r\n\r\n" + std::string(kGet11)),
+        route("/", Variant::keep_alive_11) + route("/", Variant::keep_alive_11))
+        << version;
+    EXPECT_EQ(
+        answer_however_split("GET /json " + version + "\r\nHost: a\r\nConnection: close\r\n\r\n" +
+                             std::string(kGet11)),
+        route("/json", Variant::close_11))
+        << version;
+    EXPECT_EQ(answer_however_split("GET / " + version + "\r\n\r\n"), error(400, Variant::close_11))
+        << version << " needs a Host, as HTTP/1.1 does";
+  }
+}
+
+// Other versions keep their answers: another major version is 505, a
+// malformed one 400 or 505 as before.
+TEST_F(ConformanceTest, OtherVersionsKeepTheirAnswers) {
+  for (const char* version : {"HTTP/2.0", "HTTP/0.9", "HTTP/3.1", "HTTP/0.0", "HTTP/9.9",
+                              "HTTP/1.2x", "HTTP/1.20", "HTTP/a.1"}) {
+    EXPECT_EQ(answer_however_split("GET / " + std::string(version) + "\r\nHost: a\r\n\r\n"),
+              error(505, Variant::close_11))
+        << version;
+  }
+  for (const char* version : {"HTTP/1.x", "HTTP/1.10", "HTTP/1.1x", "HTTP/1.", "HTTP/1", "HTTP/11",
+                              "HTTP/1.1 x", "http/1.1", "HTTP/1.1\n"}) {
+    EXPECT_EQ(answer_however_split("GET / " + std::string(version) + "\r\nHost: a\r\n\r\n"),
+              error(400, Variant::close_11))
+        << version;
+  }
+}
+
+class EchoVersionSessionTest : public ConformanceTest {
+ protected:
+  static Persona echoing() {
+    Persona p = test::kTestPersona;
+    p.echo_version = true;
+    return p;
+  }
+  EchoVersionSessionTest() : ConformanceTest(persona_) {}
+  static inline const Persona persona_ = echoing();
+};
+
+// A persona that answers in the request's version (gunicorn, aiohttp) says
+// HTTP/1.1 to HTTP/1.2 to 1.9, the version it answers as.
+TEST_F(EchoVersionSessionTest, AHigherMinorVersionIsAnsweredInHttp11) {
+  EXPECT_EQ(answer_however_split("GET / HTTP/1.0\r\n\r\n").rfind("HTTP/1.0 200 OK\r\n", 0), 0u);
+  for (const char* version : {"HTTP/1.2", "HTTP/1.5", "HTTP/1.9"}) {
+    std::string out = answer_however_split("GET / " + std::string(version) + "\r\nHost: a\r\n\r\n");
+    EXPECT_EQ(out, route("/", Variant::keep_alive_11)) << version;
+    EXPECT_EQ(out.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << out;
+  }
 }
 
 }  // namespace
