@@ -28,8 +28,9 @@ namespace hello {
 
 // What a request may weigh (docs/hardening.md).
 struct Limits {
-  // Request line plus headers; beyond it 431, or 414 if the request line
-  // alone is too long.
+  // Request line plus headers, and a chunked body's chunk extensions and
+  // trailers with them; beyond it 431, or 414 if the request line alone is
+  // too long, or 413 if a chunk extension takes it there.
   size_t max_header_bytes = 16384;
   // A body beyond it (by Content-Length or by counting chunks) gets 413.
   size_t max_body_bytes = 1048576;
@@ -76,7 +77,7 @@ struct Request {
     uint8_t name = 0;       // bytes of "x-hello-shape" the header name matched; 0xff: none
   };
 
-  size_t head_bytes = 0;    // the request line and field lines so far, and chunk extensions
+  size_t head_bytes = 0;    // the request line, field lines and chunk extensions so far
   size_t body_bytes = 0;    // the chunk sizes declared so far
   size_t field_length = 0;  // of the field name being read
   size_t value_length = 0;  // of the Expect value (at most kExpectValue bytes are kept)
@@ -115,6 +116,8 @@ struct ReaderCallbacks {
   static int headers_complete(llhttp_t* p);
   static int body(llhttp_t* p, const char* at, size_t n);
   static int chunk_header(llhttp_t* p);
+  static int chunk_extension(llhttp_t* p, const char* at, size_t n);
+  static int chunk_extension_name_complete(llhttp_t* p);
   // With --shape: also watch header names for X-Hello-Shape.
   static int shape_header_field(llhttp_t* p, const char* at, size_t n);
   static int shape_header_field_complete(llhttp_t* p);
@@ -195,6 +198,7 @@ class RequestReader : private llhttp_t {
   int on_headers_complete();
   void route_request();
   int on_chunk_header();
+  int on_chunk_extension(size_t len);
   int on_body(const char* at, size_t len);
   // The target after its path: the rest of the span where the path
   // ended, then each later span.

@@ -128,6 +128,25 @@ std::vector<Row> rows() {
        413,
        true,
        {"--max-body-bytes", "100"}},
+      // No end of the size line comes: the answer must not wait for it.
+      {"ChunkExtensionTooLong",
+       "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1;a=" +
+           std::string(1100, 'b'),
+       413,
+       true,
+       {"--max-header-bytes", "1024"}},
+      {"ChunkExtensionsWithinTheLimit",
+       "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1;a=" +
+           std::string(900, 'b') + "\r\nx\r\n0;c\r\n\r\n" + get,
+       200,
+       false,
+       {"--max-header-bytes", "1024"},
+       2},
+      // Valid (RFC 9112 section 7.1.1), but refused by llhttp 8.1.
+      {"ChunkExtensionAfterATokenValue",
+       "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: "
+       "chunked\r\n\r\n1;a=b;c=d\r\nx\r\n0\r\n\r\n",
+       400, true},
       {"EmptyFieldName", "GET / HTTP/1.1\r\nHost: a\r\n: 1\r\n\r\n", 400, true},
       // No chunk data follows: the answer must not wait for it.
       {"EmptyFieldValues", "GET / HTTP/1.1\r\nHost: a\r\nX-A:\r\nX-B: \r\n\r\n", 200, false},

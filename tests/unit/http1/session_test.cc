@@ -727,6 +727,76 @@ TEST_F(ConformanceTest, OtherVersionsKeepTheirAnswers) {
   }
 }
 
+// llhttp 8.1 has no limit on chunk extensions (RFC 9112 section 7.1.1), which
+// the reader discards: each counts the bytes of its name and value and 2
+// for its ';' and '=' against --max-header-bytes, with the head and the
+// trailers. Past it: 413 at once, without waiting for the size line to end.
+TEST_F(ConformanceTest, ChunkExtensionsCountAgainstTheHeadLimit) {
+  Limits limits;
+  limits.max_header_bytes = 200;
+  Session session(table_, sink_, limits);
+  // The head counts 38 bytes: "/" (1), "Host" "a" and "Transfer-Encoding"
+  // "chunked" (29) and the 4 bytes around each of the two lines.
+  const std::string head = "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n";
+  const std::string too_large = error(413, Variant::close_11);
+  const std::string ok = error(405, Variant::keep_alive_11) + route("/", Variant::keep_alive_11);
+  // "a" (1), ';' and '=' (2) and the value (159): 200 bytes in all.
+  const std::string at_limit = "1;a=" + std::string(159, 'b');
+  EXPECT_EQ(
+      answer_however_split(session, head + at_limit + "\r\nx\r\n0\r\n\r\n" + std::string(kGet11)),
+      ok);
+  EXPECT_EQ(answer_however_split(session, head + at_limit + "b"), too_large);
+  // Many short names, on one chunk or on several, and on the last chunk.
+  EXPECT_EQ(
+      answer_however_split(session, head + "1" + test::repeat(";a", 54) + "\r\nx\r\n0\r\n\r\n"),
+      error(405, Variant::keep_alive_11));
+  EXPECT_EQ(answer_however_split(session, head + "1" + test::repeat(";a", 55)), too_large);
+  EXPECT_EQ(answer_however_split(session, head + test::repeat("1;aaaaaaaaaaaa\r\nx\r\n", 12)),
+            too_large);
+  EXPECT_EQ(answer_however_split(session, head + "0;a=" + std::string(160, 'b')), too_large);
+  // A quoted value counts with its quotes.
+  EXPECT_EQ(answer_however_split(session, head + "1;a=\"" + std::string(158, ' ') + "\""),
+            too_large);
+}
+
+// The connection that sent "1;a=" and gigabytes of extension bytes: with
+// the default limits it is answered within the first 16 KiB.
+TEST_F(ConformanceTest, AnEndlessChunkExtensionIs413WithinTheHeadLimit) {
+  std::string out;
+  std::string start = "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1;a=";
+  Fed fed = session_.feed(start.data(), start.size(), out);
+  const std::string piece(4096, 'b');
+  int pieces = 0;
+  while (fed.next != Fed::Next::close && pieces < 1000) {
+    fed = session_.feed(piece.data(), piece.size(), out);
+    ++pieces;
+  }
+  EXPECT_EQ(out, error(413, Variant::close_11));
+  EXPECT_EQ(pieces, 4) << "16384 bytes of the head and the extension";
+}
+
+// llhttp 8.1.0, as Debian 12 ships it, refuses some valid chunk extensions
+// (RFC 9112 section 7.1.1: chunk-ext = *( BWS ";" BWS chunk-ext-name
+// [ BWS "=" BWS chunk-ext-val ] )): a second extension after a value that is
+// a token, and any whitespace. The client gets 400 and a close
+// (docs/hardening.md). If this test fails, llhttp has learned them: update
+// docs/hardening.md.
+TEST_F(ConformanceTest, ChunkExtensionsLlhttp81TakesAndRefuses) {
+  const std::string head = "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n";
+  const std::string ok = error(405, Variant::keep_alive_11) + route("/", Variant::keep_alive_11);
+  for (const char* ext : {";a", ";a=b", ";a;b", ";a;c=d", ";a=\"b c\"", ";a=\"b\";c=d", ";a="}) {
+    EXPECT_EQ(answer_however_split(head + "1" + ext + "\r\nx\r\n0" + ext + "\r\n\r\n" +
+                                   std::string(kGet11)),
+              ok)
+        << ext;
+  }
+  for (const char* ext : {";a=b;c=d", ";a=b;c", "; a=b", ";a =b", ";a= b", " ;a=b", ";a=b\t"}) {
+    EXPECT_EQ(answer_however_split(head + "1" + ext + "\r\nx\r\n0\r\n\r\n"),
+              error(400, Variant::close_11))
+        << ext;
+  }
+}
+
 class EchoVersionSessionTest : public ConformanceTest {
  protected:
   static Persona echoing() {
