@@ -83,6 +83,8 @@ std::vector<Row> rows() {
       {"Http19", "GET / HTTP/1.9\r\nHost: a\r\n\r\n", 200, false},
       {"Http15Close", "GET / HTTP/1.5\r\nHost: a\r\nConnection: close\r\n\r\n", 200, true},
       {"Http12WithoutHost", "GET / HTTP/1.2\r\n\r\n", 400, true},
+      {"MalformedVersion", "GET / HTTP/1.x\r\nHost: a\r\n\r\n", 400, true},
+      {"MalformedHigherVersion", "GET / HTTP/1.2x\r\nHost: a\r\n\r\n", 505, true},
       {"RequestLineTooLong",
        "GET /" + std::string(2000, 'a') + " HTTP/1.1\r\nHost: a\r\n\r\n",
        414,
@@ -146,6 +148,9 @@ std::vector<Row> rows() {
       {"ChunkExtensionAfterATokenValue",
        "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: "
        "chunked\r\n\r\n1;a=b;c=d\r\nx\r\n0\r\n\r\n",
+       400, true},
+      {"ChunkExtensionWithASpace",
+       "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1; a=b\r\nx\r\n0\r\n\r\n",
        400, true},
       {"EmptyFieldName", "GET / HTTP/1.1\r\nHost: a\r\n: 1\r\n\r\n", 400, true},
       // No chunk data follows: the answer must not wait for it.
