@@ -17,7 +17,7 @@ namespace hello {
 // parser, the base of the session's reader; the feed in progress says
 // where answers go.
 struct SessionCallbacks {
-  static Session& of(llhttp_t* p) { return static_cast<Session&>(Session::RequestReader::of(p)); }
+  static Session& of(llhttp_t* p) { return Session::of(p); }
   static int message_begin(llhttp_t* p) {
     of(p).on_message_begin();
     return 0;

@@ -52,6 +52,8 @@ class Session final : public Heart, private RequestReader {
 
   // The parser's callbacks for a session with or without --shape.
   static const llhttp_settings_t& settings(bool shape);
+  // The session whose parser llhttp hands a callback.
+  static Session& of(llhttp_t* p) { return static_cast<Session&>(RequestReader::of(p)); }
 
   // A request begins; a request is complete (the value for llhttp).
   void on_message_begin();
