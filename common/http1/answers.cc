@@ -77,6 +77,13 @@ HELLO_CALLBACK int Session::on_message_complete(std::string& out) {
   return complete_waiting(v, head, keep_alive);
 }
 
+// A route with a delay is answered later (defer()).
+int Session::complete_waiting(Variant v, bool head, bool keep_alive) {
+  uint64_t delay = table_.delay_us(request_.route);
+  if (delay == 0) return kAnswerAsUsual;
+  return defer(delay, v, head, keep_alive, false);
+}
+
 // The request's own parameters if it has any, else the route's shape or
 // the default; a request none of them shapes is answered as usual.
 int Session::complete_shaped(std::string& out, Variant v, bool head, bool keep_alive) {

@@ -104,14 +104,7 @@ void Session::time_out(std::string& out) {
   fail(out, 408, false);
 }
 
-// A route with a delay is answered later: parsing pauses here, and
-// resume() sends the answer.
-int Session::complete_waiting(Variant v, bool head, bool keep_alive) {
-  uint64_t delay = table_.delay_us(request_.route);
-  if (delay == 0) return kAnswerAsUsual;
-  return defer(delay, v, head, keep_alive, false);
-}
-
+// The answer waits: parsing pauses here, and resume() sends it.
 int Session::defer(uint64_t delay_us, Variant v, bool head, bool keep_alive, bool shaped) {
   deferred_ = {delay_us, v, head, keep_alive, shaped};
   enter(State::deferred);
