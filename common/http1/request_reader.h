@@ -150,7 +150,7 @@ class RequestReader : private llhttp_t {
   void start(const llhttp_settings_t& settings);
   // Runs llhttp over the bytes of `feed`; the callbacks append answers to
   // its `out`.
-  llhttp_errno_t read(FeedContext& feed);
+  llhttp_errno_t parse(FeedContext& feed);
   // A request begins.
   void begin_request() { request_ = {}; }
 
@@ -238,7 +238,7 @@ class RequestReader : private llhttp_t {
 // the reader lives in what it clears.
 static_assert(std::is_standard_layout_v<llhttp_t> && std::is_trivial_v<llhttp_t>);
 
-inline llhttp_errno_t RequestReader::read(FeedContext& feed) {
+inline llhttp_errno_t RequestReader::parse(FeedContext& feed) {
   parser().data = &feed;
   llhttp_errno_t err = llhttp_execute(this, feed.begin, static_cast<size_t>(feed.end - feed.begin));
   parser().data = nullptr;

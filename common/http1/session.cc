@@ -26,7 +26,7 @@ Fed Session::feed(const char* data, size_t len, std::string& out) {
   // Kept on this stack (and read back from it after the parser ran, rather
   // than held in registers across it).
   FeedContext feed{&out, data, data + len};
-  llhttp_errno_t err = read(feed);
+  llhttp_errno_t err = parse(feed);
   if (err != HPE_OK) {
     if (err == HPE_PAUSED) {
       // on_message_complete() paused: after a closing response, or before

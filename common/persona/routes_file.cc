@@ -264,17 +264,7 @@ class Loader {
           return fail(at,
                       "\"method\" must be an HTTP method in capitals, such as \"GET\" or \"POST\"");
       } else if (key == "path") {
-        if (value.get_string().get(s) != simdjson::SUCCESS)
-          return fail(at, "\"path\" must be a string");
-        if (s.empty() || s[0] != '/') return fail(at, "\"path\" must start with '/'");
-        if (s.size() > kMaxPath)
-          return fail(at, fmt::format("\"path\" is longer than {} bytes", kMaxPath));
-        for (unsigned char c : s)
-          if (c <= ' ' || c == '?' || c == '#' || c >= 0x7f)
-            return fail(
-                at,
-                "\"path\" must be a plain path: no query, fragment, space or control character");
-        route.path = s;
+        if (!load_path(value, at, route)) return false;
       } else if (key == "status") {
         int64_t status;
         if (value.get_int64().get(status) != simdjson::SUCCESS)
@@ -347,6 +337,21 @@ class Loader {
     });
     if (!own_type)
       route.content_type = route.kind == FileRoute::Kind::body ? default_type_ : "application/json";
+    return true;
+  }
+
+  bool load_path(simdjson::ondemand::value& value, const char* at, FileRoute& route) {
+    std::string_view s;
+    if (value.get_string().get(s) != simdjson::SUCCESS)
+      return fail(at, "\"path\" must be a string");
+    if (s.empty() || s[0] != '/') return fail(at, "\"path\" must start with '/'");
+    if (s.size() > kMaxPath)
+      return fail(at, fmt::format("\"path\" is longer than {} bytes", kMaxPath));
+    for (unsigned char c : s)
+      if (c <= ' ' || c == '?' || c == '#' || c >= 0x7f)
+        return fail(
+            at, "\"path\" must be a plain path: no query, fragment, space or control character");
+    route.path = s;
     return true;
   }
 
