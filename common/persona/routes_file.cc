@@ -11,7 +11,8 @@
 #include <utility>
 
 #include "base/duration.h"
-#include "http1/session.h"
+#include "http/field_syntax.h"
+#include "http/route_path.h"
 
 namespace hello {
 
@@ -40,21 +41,6 @@ int method_of(std::string_view name) {
   for (const Method& m : kMethods)
     if (m.name == name) return m.number;
   return -1;
-}
-
-// RFC 9110 section 5.6.2: the characters of a token (a header name).
-bool is_token(std::string_view s) {
-  if (s.empty()) return false;
-  for (unsigned char c : s)
-    if (!(std::isalnum(c) || std::strchr("!#$%&'*+-.^_`|~", c) != nullptr) || c == 0) return false;
-  return true;
-}
-
-bool equals_nocase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
 }
 
 // True if the header template `head` has a line named `name` (any case).
@@ -278,17 +264,7 @@ class Loader {
           return fail(at,
                       "\"method\" must be an HTTP method in capitals, such as \"GET\" or \"POST\"");
       } else if (key == "path") {
-        if (value.get_string().get(s) != simdjson::SUCCESS)
-          return fail(at, "\"path\" must be a string");
-        if (s.empty() || s[0] != '/') return fail(at, "\"path\" must start with '/'");
-        if (s.size() > Session::kMaxPath)
-          return fail(at, fmt::format("\"path\" is longer than {} bytes", Session::kMaxPath));
-        for (unsigned char c : s)
-          if (c <= ' ' || c == '?' || c == '#' || c >= 0x7f)
-            return fail(
-                at,
-                "\"path\" must be a plain path: no query, fragment, space or control character");
-        route.path = s;
+        if (!load_path(value, at, route)) return false;
       } else if (key == "status") {
         int64_t status;
         if (value.get_int64().get(status) != simdjson::SUCCESS)
@@ -364,6 +340,21 @@ class Loader {
     return true;
   }
 
+  bool load_path(simdjson::ondemand::value& value, const char* at, FileRoute& route) {
+    std::string_view s;
+    if (value.get_string().get(s) != simdjson::SUCCESS)
+      return fail(at, "\"path\" must be a string");
+    if (s.empty() || s[0] != '/') return fail(at, "\"path\" must start with '/'");
+    if (s.size() > kMaxPath)
+      return fail(at, fmt::format("\"path\" is longer than {} bytes", kMaxPath));
+    for (unsigned char c : s)
+      if (c <= ' ' || c == '?' || c == '#' || c >= 0x7f)
+        return fail(
+            at, "\"path\" must be a plain path: no query, fragment, space or control character");
+    route.path = s;
+    return true;
+  }
+
   bool load_headers(simdjson::ondemand::value& value, const char* at, FileRoute& route) {
     simdjson::ondemand::array list;
     if (value.get_array().get(list) != simdjson::SUCCESS)
@@ -383,16 +374,14 @@ class Loader {
       if (n != 2) return fail(at, "each header is a pair of two strings: [name, value]");
       std::string_view name = parts[0], content = parts[1];
       if (!is_token(name)) return fail(at, fmt::format("bad header name \"{}\"", name));
-      for (unsigned char c : content) {
-        if (c == '\r' || c == '\n')
-          return fail(at, fmt::format("header \"{}\" has CR or LF in its value", name));
-        if ((c < ' ' && c != '\t') || c == 0x7f)
-          return fail(at, fmt::format("header \"{}\" has a control character in its value", name));
-      }
-      for (std::string_view reserved :
-           {"content-length", "transfer-encoding", "connection", "keep-alive", "date"})
-        if (equals_nocase(name, reserved))
-          return fail(at, fmt::format("header \"{}\" is the server's to send", name));
+      size_t control = find_control(content);
+      if (control != std::string_view::npos &&
+          (content[control] == '\r' || content[control] == '\n'))
+        return fail(at, fmt::format("header \"{}\" has CR or LF in its value", name));
+      if (control != std::string_view::npos)
+        return fail(at, fmt::format("header \"{}\" has a control character in its value", name));
+      if (is_server_header(name))
+        return fail(at, fmt::format("header \"{}\" is the server's to send", name));
       // The persona sends Content-Type too, but one given here replaces it.
       if (!equals_nocase(name, "content-type") && sends(persona_head_, name))
         return fail(at, fmt::format("header \"{}\" is one the persona already sends", name));

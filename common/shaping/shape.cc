@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <charconv>
 #include <cstring>
 
 #include "base/check.h"
 #include "base/duration.h"
+#include "http/field_syntax.h"
 
 namespace hello {
 
@@ -54,20 +54,6 @@ size_t percent_decode(char* s, size_t n) {
     s[out++] = c;
   }
   return out;
-}
-
-// RFC 9110 section 5.6.2: tchar.
-bool is_token_char(unsigned char c) {
-  if (c >= '0' && c <= '9') return true;
-  if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') return true;
-  return std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) != std::string_view::npos;
-}
-
-bool equals_nocase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if ((a[i] | 0x20) != (b[i] | 0x20)) return false;
-  return true;
 }
 
 // A decimal integer, no sign, no exponent.
@@ -196,10 +182,6 @@ bool parse_share(std::string_view key, std::string_view text, uint32_t& shares, 
   return true;
 }
 
-// Headers every answer is framed or described with: a shape may not send its own.
-constexpr std::array<std::string_view, 5> kServerHeaders = {
-    "content-length", "transfer-encoding", "connection", "keep-alive", "x-hello-shape-decision"};
-
 bool parse_header(std::string_view text, const ShapeLimits& limits, Shape& shape,
                   ShapeError& error) {
   size_t colon = text.find(':');
@@ -207,22 +189,18 @@ bool parse_header(std::string_view text, const ShapeLimits& limits, Shape& shape
   std::string_view name = text.substr(0, colon);
   std::string_view value = text.substr(colon + 1);
   if (name.empty()) return refuse(error, "header", text, "an empty name");
-  for (char c : name)
-    if (!is_token_char(static_cast<unsigned char>(c)))
-      return refuse(error, "header", text, "the name is not a token (RFC 9110 section 5.6.2)");
-  bool taken = false;
-  for (std::string_view h : kServerHeaders) taken |= equals_nocase(name, h);
+  if (!is_token(name))
+    return refuse(error, "header", text, "the name is not a token (RFC 9110 section 5.6.2)");
+  // The server's own headers, and the persona's (limits.reserved).
+  bool taken = is_server_header(name);
   if (limits.reserved != nullptr)
     for (const std::string& h : *limits.reserved) taken |= equals_nocase(name, h);
   if (taken) return refuse(error, "header", text, "the server sends this header itself");
   // Leading and trailing blanks are not part of a value (RFC 9110 section 5.5).
   while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
   while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
-  for (char c : value) {
-    unsigned char u = static_cast<unsigned char>(c);
-    if ((u < 0x20 && u != '\t') || u == 0x7f)
-      return refuse(error, "header", text, "the value holds a control character (CR, LF...)");
-  }
+  if (find_control(value) != std::string_view::npos)
+    return refuse(error, "header", text, "the value holds a control character (CR, LF...)");
   if (shape.header_count == Shape::kMaxHeaders)
     return refuse(error, "header", text, "more than 16");
   shape.headers[shape.header_count++] = {name, value};

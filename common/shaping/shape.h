@@ -72,10 +72,11 @@ struct Shape {
 };
 
 // What a parameter is checked against: the caps (--max-delay, --max-size)
-// and the headers a `header` may not add because the answer has them
-// already (in lower case; see reserved_headers() in response_table.h).
-// Content-Length, Transfer-Encoding, Connection, Keep-Alive and
-// X-Hello-Shape-Decision are refused whatever the list.
+// and the headers a `header` may not add because the persona's answers
+// have them already (in lower case; see reserved_headers() in
+// response_table.h). The headers the server sends itself (kServerHeaders
+// in http/field_syntax.h: framing, connection, Date, the shaping decision)
+// are refused whatever the list.
 struct ShapeLimits {
   uint64_t max_delay_us = 60000000;
   uint64_t max_size = 16 << 20;

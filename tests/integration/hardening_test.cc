@@ -78,6 +78,13 @@ std::vector<Row> rows() {
       {"TwoHosts", "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400, true},
       {"Http20", "GET / HTTP/2.0\r\nHost: a\r\n\r\n", 505, true},
       {"Http09", "GET / HTTP/0.9\r\nHost: a\r\n\r\n", 505, true},
+      {"Http30", "GET / HTTP/3.0\r\nHost: a\r\n\r\n", 505, true},
+      {"Http12", "GET / HTTP/1.2\r\nHost: a\r\n\r\n", 200, false},
+      {"Http19", "GET / HTTP/1.9\r\nHost: a\r\n\r\n", 200, false},
+      {"Http15Close", "GET / HTTP/1.5\r\nHost: a\r\nConnection: close\r\n\r\n", 200, true},
+      {"Http12WithoutHost", "GET / HTTP/1.2\r\n\r\n", 400, true},
+      {"MalformedVersion", "GET / HTTP/1.x\r\nHost: a\r\n\r\n", 400, true},
+      {"MalformedHigherVersion", "GET / HTTP/1.2x\r\nHost: a\r\n\r\n", 505, true},
       {"RequestLineTooLong",
        "GET /" + std::string(2000, 'a') + " HTTP/1.1\r\nHost: a\r\n\r\n",
        414,
@@ -123,6 +130,28 @@ std::vector<Row> rows() {
        413,
        true,
        {"--max-body-bytes", "100"}},
+      // No end of the size line comes: the answer must not wait for it.
+      {"ChunkExtensionTooLong",
+       "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1;a=" +
+           std::string(1100, 'b'),
+       413,
+       true,
+       {"--max-header-bytes", "1024"}},
+      {"ChunkExtensionsWithinTheLimit",
+       "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1;a=" +
+           std::string(900, 'b') + "\r\nx\r\n0;c\r\n\r\n" + get,
+       200,
+       false,
+       {"--max-header-bytes", "1024"},
+       2},
+      // Valid (RFC 9112 section 7.1.1), but refused by llhttp 8.1.
+      {"ChunkExtensionAfterATokenValue",
+       "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: "
+       "chunked\r\n\r\n1;a=b;c=d\r\nx\r\n0\r\n\r\n",
+       400, true},
+      {"ChunkExtensionWithASpace",
+       "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1; a=b\r\nx\r\n0\r\n\r\n",
+       400, true},
       {"EmptyFieldName", "GET / HTTP/1.1\r\nHost: a\r\n: 1\r\n\r\n", 400, true},
       // No chunk data follows: the answer must not wait for it.
       {"EmptyFieldValues", "GET / HTTP/1.1\r\nHost: a\r\nX-A:\r\nX-B: \r\n\r\n", 200, false},
@@ -142,6 +171,9 @@ std::vector<Row> rows() {
       {"EmptyHostBeforeAPort", "GET / HTTP/1.1\r\nHost: :80\r\n\r\n", 400, true},
       {"AbsoluteForm", "GET http://x/ HTTP/1.1\r\nHost: a\r\n\r\n", 200, false},
       {"AbsoluteFormWithoutPath", "GET HTTPS://x?q=1 HTTP/1.1\r\nHost: a\r\n\r\n", 200, false},
+      {"Fragment", "GET /#x HTTP/1.1\r\nHost: a\r\n\r\n", 400, true},
+      {"FragmentAfterAQuery", "GET /?q=1#x HTTP/1.1\r\nHost: a\r\n\r\n", 400, true},
+      {"FragmentInAbsoluteForm", "GET http://x/#x HTTP/1.1\r\nHost: a\r\n\r\n", 400, true},
   };
 }
 
@@ -197,6 +229,18 @@ TEST_P(HardeningBytewiseTest, AnswersAsWhenSentWhole) {
 
 INSTANTIATE_TEST_SUITE_P(Table, HardeningBytewiseTest, ::testing::ValuesIn(rows()),
                          [](const auto& info) { return info.param.name; });
+
+// The personas that answer in the request's version say HTTP/1.1 to a
+// higher minor version, which they answer as HTTP/1.1 (RFC 9110 section 2.5).
+TEST(Hardening, EchoedVersionOfAHigherMinorIsHttp11) {
+  for (const char* persona : {"gunicorn", "aiohttp"}) {
+    ServerProcess s(persona);
+    Client c(s.port());
+    ASSERT_TRUE(c.send("GET /json HTTP/1.3\r\nHost: a\r\n\r\n"));
+    std::string response = c.read_response();
+    EXPECT_EQ(response.rfind("HTTP/1.1 200 ", 0), 0u) << persona << ": " << response;
+  }
+}
 
 TEST(Hardening, ExpectContinueGetsAnInterimAnswerFirst) {
   ServerProcess s("sanic");

@@ -90,8 +90,21 @@ TEST_F(SessionShapeTest, AShapedStatusKeepsThePersonaLayout) {
 TEST_F(SessionShapeTest, WithoutParametersTheAnswerIsTheUsualOne) {
   std::string unshaped = table_.route(0, Variant::keep_alive_11).bytes;
   EXPECT_EQ(drive(get("/")), unshaped);
-  EXPECT_EQ(drive(get("/?cachebust=1#frag")), unshaped);
+  EXPECT_EQ(drive(get("/?cachebust=1")), unshaped);
   EXPECT_EQ(stats_.shaped.get(), 0u);
+}
+
+// A target with a fragment is malformed (RFC 9112 section 3.2), shaping
+// parameters or not: 400 and close, never a shaped answer.
+TEST_F(SessionShapeTest, AFragmentIs400WhateverTheQuery) {
+  std::string bad = table_.error(400, Variant::close_11).bytes;
+  for (const char* target :
+       {"/?cachebust=1#frag", "/?status=503#x", "/#status=503", "/?status=503&#"}) {
+    session_.reset();
+    EXPECT_EQ(drive(get(target)), bad) << target;
+  }
+  EXPECT_EQ(stats_.shaped.get(), 0u);
+  EXPECT_EQ(stats_.shape_errors.get(), 0u);
 }
 
 TEST_F(SessionShapeTest, TheQueryAndTheHeaderAreReadHoweverTheBytesAreCut) {

@@ -182,7 +182,7 @@ TEST_F(SessionTest, HostAndExpectInTrailersAreIgnored) {
   EXPECT_TRUE(open_);
 }
 
-TEST_F(SessionTest, IgnoresQueryAndFragment) {
+TEST_F(SessionTest, IgnoresTheQuery) {
   EXPECT_EQ(feed("GET /json?x=1 HTTP/1.1\r\nHost: a\r\n\r\n"),
             route("/json", Variant::keep_alive_11));
 }
@@ -479,6 +479,7 @@ TEST_F(FramedSessionTest, HeadOfABodyWithoutLengthKeepsTheConnection) {
 // checked whole, split in two at every byte and fed one byte at a time.
 class ConformanceTest : public SessionTest {
  protected:
+  explicit ConformanceTest(const Persona& p = test::kTestPersona) : SessionTest(p) {}
   // What `session` answers to `request` fed in the pieces `cuts` makes of it.
   static std::string answer(Session& session, std::string_view request, std::vector<size_t> cuts) {
     session.reset();
@@ -670,6 +671,152 @@ TEST_F(ConformanceTest, AbsoluteFormIsRoutedByItsPath) {
       << "HTTP/1.1 still needs a Host";
   EXPECT_EQ(answer_however_split(get("http://x/", "Host: a b\r\n")), error(400, Variant::close_11))
       << "and a valid one";
+}
+
+// RFC 9112 section 3.2: no form of request target has a fragment (origin-form
+// is absolute-path ["?" query], and an absolute-URI has none either), so a
+// '#' anywhere in it is a malformed request line: 400 and close.
+TEST_F(ConformanceTest, AFragmentInTheTargetIs400) {
+  const std::string bad = error(400, Variant::close_11);
+  for (const std::string& target : std::vector<std::string>{
+           "/#x", "/#", "/json#x", "/json?q#x", "/?#", "/json?a=1&b=2#f", "http://x/#y",
+           "http://x#y", "http://x?q#y", "HTTPS://x:80/json#", "*#", "ftp://x/#y", "http:#/",
+           "/" + std::string(200, 'a') + "#x", "/" + std::string(200, 'a') + "?q#x"}) {
+    EXPECT_EQ(answer_however_split(get(target, "Host: a\r\n")), bad) << target;
+  }
+  // The bytes around a '#' that is not in the target are fine.
+  EXPECT_EQ(answer_however_split(get("/json?q=%23", "Host: a\r\nX-A: #\r\n")),
+            route("/json", Variant::keep_alive_11));
+}
+
+// RFC 9110 section 2.5: a recipient that implements a major version should
+// process a higher minor one as the highest it implements, as nginx does:
+// HTTP/1.2 to 1.9 are answered as HTTP/1.1, with its keep-alive and Host
+// rules. (llhttp 8.1 refuses them in strict mode unless told not to.)
+TEST_F(ConformanceTest, HigherMinorVersionsAreAnsweredAsHttp11) {
+  for (int minor = 2; minor <= 9; ++minor) {
+    std::string version = "HTTP/1." + std::to_string(minor);
+    EXPECT_EQ(
+        answer_however_split("GET / " + version + "\r\nHost: a\r\n\r\n" + std::string(kGet11)),
+        route("/", Variant::keep_alive_11) + route("/", Variant::keep_alive_11))
+        << version;
+    EXPECT_EQ(
+        answer_however_split("GET /json " + version + "\r\nHost: a\r\nConnection: close\r\n\r\n" +
+                             std::string(kGet11)),
+        route("/json", Variant::close_11))
+        << version;
+    EXPECT_EQ(answer_however_split("GET / " + version + "\r\n\r\n"), error(400, Variant::close_11))
+        << version << " needs a Host, as HTTP/1.1 does";
+  }
+}
+
+// Other versions keep their answers: another major version is 505, a
+// malformed one 400 or 505 as before.
+TEST_F(ConformanceTest, OtherVersionsKeepTheirAnswers) {
+  for (const char* version : {"HTTP/2.0", "HTTP/0.9", "HTTP/3.1", "HTTP/0.0", "HTTP/9.9",
+                              "HTTP/1.2x", "HTTP/1.20", "HTTP/a.1"}) {
+    EXPECT_EQ(answer_however_split("GET / " + std::string(version) + "\r\nHost: a\r\n\r\n"),
+              error(505, Variant::close_11))
+        << version;
+  }
+  for (const char* version : {"HTTP/1.x", "HTTP/1.10", "HTTP/1.1x", "HTTP/1.", "HTTP/1", "HTTP/11",
+                              "HTTP/1.1 x", "http/1.1", "HTTP/1.1\n"}) {
+    EXPECT_EQ(answer_however_split("GET / " + std::string(version) + "\r\nHost: a\r\n\r\n"),
+              error(400, Variant::close_11))
+        << version;
+  }
+}
+
+// llhttp 8.1 has no limit on chunk extensions (RFC 9112 section 7.1.1), which
+// the reader discards: each counts the bytes of its name and value and 2
+// for its ';' and '=' against --max-header-bytes, with the head and the
+// trailers. Past it: 413 at once, without waiting for the size line to end.
+TEST_F(ConformanceTest, ChunkExtensionsCountAgainstTheHeadLimit) {
+  Limits limits;
+  limits.max_header_bytes = 200;
+  Session session(table_, sink_, limits);
+  // The head counts 38 bytes: "/" (1), "Host" "a" and "Transfer-Encoding"
+  // "chunked" (29) and the 4 bytes around each of the two lines.
+  const std::string head = "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n";
+  const std::string too_large = error(413, Variant::close_11);
+  const std::string ok = error(405, Variant::keep_alive_11) + route("/", Variant::keep_alive_11);
+  // "a" (1), ';' and '=' (2) and the value (159): 200 bytes in all.
+  const std::string at_limit = "1;a=" + std::string(159, 'b');
+  EXPECT_EQ(
+      answer_however_split(session, head + at_limit + "\r\nx\r\n0\r\n\r\n" + std::string(kGet11)),
+      ok);
+  EXPECT_EQ(answer_however_split(session, head + at_limit + "b"), too_large);
+  // Many short names, on one chunk or on several, and on the last chunk.
+  EXPECT_EQ(
+      answer_however_split(session, head + "1" + test::repeat(";a", 54) + "\r\nx\r\n0\r\n\r\n"),
+      error(405, Variant::keep_alive_11));
+  EXPECT_EQ(answer_however_split(session, head + "1" + test::repeat(";a", 55)), too_large);
+  EXPECT_EQ(answer_however_split(session, head + test::repeat("1;aaaaaaaaaaaa\r\nx\r\n", 12)),
+            too_large);
+  EXPECT_EQ(answer_however_split(session, head + "0;a=" + std::string(160, 'b')), too_large);
+  // A quoted value counts with its quotes.
+  EXPECT_EQ(answer_however_split(session, head + "1;a=\"" + std::string(158, ' ') + "\""),
+            too_large);
+}
+
+// The connection that sent "1;a=" and gigabytes of extension bytes: with
+// the default limits it is answered within the first 16 KiB.
+TEST_F(ConformanceTest, AnEndlessChunkExtensionIs413WithinTheHeadLimit) {
+  std::string out;
+  std::string start = "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1;a=";
+  Fed fed = session_.feed(start.data(), start.size(), out);
+  const std::string piece(4096, 'b');
+  int pieces = 0;
+  while (fed.next != Fed::Next::close && pieces < 1000) {
+    fed = session_.feed(piece.data(), piece.size(), out);
+    ++pieces;
+  }
+  EXPECT_EQ(out, error(413, Variant::close_11));
+  EXPECT_EQ(pieces, 4) << "16384 bytes of the head and the extension";
+}
+
+// llhttp 8.1.0, as Debian 12 ships it, refuses some valid chunk extensions
+// (RFC 9112 section 7.1.1: chunk-ext = *( BWS ";" BWS chunk-ext-name
+// [ BWS "=" BWS chunk-ext-val ] )): a second extension after a value that is
+// a token, and any whitespace. The client gets 400 and a close
+// (docs/hardening.md). If this test fails, llhttp has learned them: update
+// docs/hardening.md.
+TEST_F(ConformanceTest, ChunkExtensionsLlhttp81TakesAndRefuses) {
+  const std::string head = "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n";
+  const std::string ok = error(405, Variant::keep_alive_11) + route("/", Variant::keep_alive_11);
+  for (const char* ext : {";a", ";a=b", ";a;b", ";a;c=d", ";a=\"b c\"", ";a=\"b\";c=d", ";a="}) {
+    EXPECT_EQ(answer_however_split(head + "1" + ext + "\r\nx\r\n0" + ext + "\r\n\r\n" +
+                                   std::string(kGet11)),
+              ok)
+        << ext;
+  }
+  for (const char* ext : {";a=b;c=d", ";a=b;c", "; a=b", ";a =b", ";a= b", " ;a=b", ";a=b\t"}) {
+    EXPECT_EQ(answer_however_split(head + "1" + ext + "\r\nx\r\n0\r\n\r\n"),
+              error(400, Variant::close_11))
+        << ext;
+  }
+}
+
+class EchoVersionSessionTest : public ConformanceTest {
+ protected:
+  static Persona echoing() {
+    Persona p = test::kTestPersona;
+    p.echo_version = true;
+    return p;
+  }
+  EchoVersionSessionTest() : ConformanceTest(persona_) {}
+  static inline const Persona persona_ = echoing();
+};
+
+// A persona that answers in the request's version (gunicorn, aiohttp) says
+// HTTP/1.1 to HTTP/1.2 to 1.9, the version it answers as.
+TEST_F(EchoVersionSessionTest, AHigherMinorVersionIsAnsweredInHttp11) {
+  EXPECT_EQ(answer_however_split("GET / HTTP/1.0\r\n\r\n").rfind("HTTP/1.0 200 OK\r\n", 0), 0u);
+  for (const char* version : {"HTTP/1.2", "HTTP/1.5", "HTTP/1.9"}) {
+    std::string out = answer_however_split("GET / " + std::string(version) + "\r\nHost: a\r\n\r\n");
+    EXPECT_EQ(out, route("/", Variant::keep_alive_11)) << version;
+    EXPECT_EQ(out.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << out;
+  }
 }
 
 }  // namespace

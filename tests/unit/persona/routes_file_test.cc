@@ -210,6 +210,25 @@ INSTANTIATE_TEST_SUITE_P(
                 "\"echo\" must be \"json\"", "1:46"}),
     [](const ::testing::TestParamInfo<BadFile>& info) { return std::string(info.param.name); });
 
+// One list of the headers the server sends itself (common/http/field_syntax.h)
+// serves the route file and shaping's `header=`: each refuses every name on
+// it, the framing and connection headers, Date and the shaping decision.
+TEST_F(RoutesFileTest, NoRouteSetsAHeaderTheServerSendsItself) {
+  for (const char* name : {"Content-Length", "transfer-encoding", "Connection", "Keep-Alive",
+                           "DATE", "X-Hello-Shape-Decision"}) {
+    EXPECT_FALSE(load(std::string(R"({"routes": [{"method": "GET", "path": "/", "body": "",
+      "headers": [[")") +
+                      name + R"(", "x"]]}]})"))
+        << name;
+    EXPECT_NE(error_.find("header \"" + std::string(name) + "\" is the server's to send"),
+              std::string::npos)
+        << error_;
+  }
+  EXPECT_TRUE(load(R"({"routes": [{"method": "GET", "path": "/", "body": "",
+    "headers": [["X-Date", "x"], ["X-Hello-Shape", "x"]]}]})"))
+      << error_;
+}
+
 TEST_F(RoutesFileTest, ADelayIsKeptInMicroseconds) {
   ASSERT_TRUE(load(R"({"routes": [
     {"method": "GET", "path": "/a", "body": "", "delay": "250us"},

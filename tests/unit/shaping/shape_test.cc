@@ -164,6 +164,17 @@ TEST(Shape, HeadersTheAnswerHasAlreadyAreRefused) {
   EXPECT_TRUE(parse("header=X-Date:x", limits).ok);
 }
 
+// The same list of the server's own headers as the route file's
+// (common/http/field_syntax.h), whatever the persona's list adds.
+TEST(Shape, NoHeaderTheServerSendsItselfEvenWithoutTheList) {
+  for (std::string_view name : {"Content-Length", "transfer-encoding", "Connection", "Keep-Alive",
+                                "DATE", "X-Hello-Shape-Decision"}) {
+    std::string text = "header=" + std::string(name) + ":x";
+    EXPECT_EQ(why_not(text), text + ": the server sends this header itself");
+  }
+  EXPECT_TRUE(parse("header=X-Date:x&header=X-Hello-Shape:x").ok);
+}
+
 TEST(Shape, AnErrorIsOneLineEvenForAValueWithLineBreaks) {
   std::string error = why_not("status=%0D%0A%0D%0A");
   EXPECT_EQ(error.find_first_of("\r\n"), std::string::npos);

@@ -1,0 +1,276 @@
+// What a complete request is answered with: the session's end of each
+// request (the keep-alive decision, and whether the answer waits or is
+// shaped) and the assembly of answers from the table's prebuilt bytes, the
+// JSON echo and shaped answers. Every answer is reported to the sink. The
+// common case, a route's prebuilt answer, is inlined into llhttp's
+// callback for the request's end, which is why that callback lives here.
+#include <charconv>
+#include <cstring>
+#include <string_view>
+
+#include "http1/session.h"
+#include "persona/json_echo.h"
+
+namespace hello {
+
+// Static trampolines for the session's two callbacks: llhttp hands back the
+// parser, the base of the session's reader; the feed in progress says
+// where answers go.
+struct SessionCallbacks {
+  static Session& of(llhttp_t* p) { return Session::of(p); }
+  static int message_begin(llhttp_t* p) {
+    of(p).on_message_begin();
+    return 0;
+  }
+  static int message_complete(llhttp_t* p) {
+    Session& s = of(p);
+    return s.on_message_complete(*s.context().out);
+  }
+};
+
+const llhttp_settings_t& Session::settings(bool shape) {
+  static const llhttp_settings_t kSettings = RequestReader::make_settings(
+      SessionCallbacks::message_begin, SessionCallbacks::message_complete, false);
+  static const llhttp_settings_t kShapeSettings = RequestReader::make_settings(
+      SessionCallbacks::message_begin, SessionCallbacks::message_complete, true);
+  return shape ? kShapeSettings : kSettings;
+}
+
+HELLO_CALLBACK void Session::on_message_begin() {
+  enter(State::in_request);
+  begin_request();
+}
+
+HELLO_CALLBACK int Session::on_message_complete(std::string& out) {
+  const ConnectionPolicy& policy = table_.policy();
+  const llhttp_t& p = parser();
+  bool http11 = p.http_minor == 1;
+  int method = p.method;
+  // After CONNECT the client would speak a tunnel protocol: answer and close.
+  // llhttp_should_keep_alive() for a request, without its two calls.
+  bool client_keeps =
+      http11 ? !(p.flags & F_CONNECTION_CLOSE) : (p.flags & F_CONNECTION_KEEP_ALIVE) != 0;
+  bool keep_alive = client_keeps && !policy.always_close && (http11 || policy.keep_alive_http10) &&
+                    method != HTTP_CONNECT;
+  Variant v = variant_of(http11, keep_alive);
+  bool head = method == HTTP_HEAD;
+  // Answers that wait or are shaped: one test when the table has neither.
+  if (table_.waits_or_shapes() && request_.route >= 0 && !request_.expect_unknown) [[unlikely]] {
+    int rc = complete_routed(out, v, head, keep_alive);
+    if (rc != kAnswerAsUsual) return rc;
+  }
+  if (answer_request(out, v, head)) keep_alive = false;  // a body ended by the close
+  if (keep_alive) {
+    enter(State::idle);
+    return 0;
+  }
+  enter(State::closed);
+  // Stop here: nothing after a closing response is answered.
+  return HPE_PAUSED;
+}
+
+// A request to a route of a table whose answers may wait or be shaped:
+// kAnswerAsUsual if this one neither waits nor is shaped.
+[[gnu::noinline]] int Session::complete_routed(std::string& out, Variant v, bool head,
+                                               bool keep_alive) {
+  if (table_.shaping()) return complete_shaped(out, v, head, keep_alive);
+  return complete_waiting(v, head, keep_alive);
+}
+
+// A route with a delay is answered later (defer()).
+int Session::complete_waiting(Variant v, bool head, bool keep_alive) {
+  uint64_t delay = table_.delay_us(request_.route);
+  if (delay == 0) return kAnswerAsUsual;
+  return defer(delay, v, head, keep_alive, false);
+}
+
+// The request's own parameters if it has any, else the route's shape or
+// the default; a request none of them shapes is answered as usual.
+int Session::complete_shaped(std::string& out, Variant v, bool head, bool keep_alive) {
+  if (request_.shape.length > 0 || request_.shape.overflow) [[unlikely]]
+    return complete_with_parameters(out, v, head, keep_alive);
+  current_shape_ = table_.shape_of(request_.route);
+  if (current_shape_ == nullptr) return complete_waiting(v, head, keep_alive);
+  return complete_by_shape(out, v, head, keep_alive);
+}
+
+// The request carries shaping text: its parameters, or 400.
+[[gnu::noinline]] int Session::complete_with_parameters(std::string& out, Variant v, bool head,
+                                                        bool keep_alive) {
+  shape_.clear();
+  ShapeError error;
+  bool ok;
+  if (request_.shape.overflow) {
+    static_assert(kMaxShapeText == 4096);
+    constexpr std::string_view kTooLong = "shaping parameters: over 4096 bytes";
+    memcpy(error.text, kTooLong.data(), kTooLong.size());
+    error.length = kTooLong.size();
+    ok = false;
+  } else {
+    ok = parse_shape(shape_text(), request_.shape.length, table_.shape_limits(), shape_, error);
+  }
+  if (!ok) {
+    // The request asked for something wrong: 400, and the connection goes on.
+    char line[sizeof error.text + 1];
+    memcpy(line, error.text, error.length);
+    line[error.length] = '\n';
+    answer_with(out, table_.bad_request(v), {line, error.length + 1}, head,
+                Answered::Shaping::bad_parameters);
+    return after_answer(keep_alive);
+  }
+  // Only unknown parameters: as if it carried none.
+  current_shape_ = shape_.any() ? &shape_ : table_.shape_of(request_.route);
+  if (current_shape_ == nullptr) return complete_waiting(v, head, keep_alive);
+  return complete_by_shape(out, v, head, keep_alive);
+}
+
+// Decides what current_shape_ does to this answer; answers now, or defers.
+[[gnu::noinline]] int Session::complete_by_shape(std::string& out, Variant v, bool head,
+                                                 bool keep_alive) {
+  decision_ = dice_->decide(*current_shape_);
+  // The rest of a delay mix, like the rest of any mix, is the route's own.
+  if (!decision_.delayed) decision_.delay_us = table_.delay_us(request_.route);
+  if (decision_.delay_us > 0) return defer(decision_.delay_us, v, head, keep_alive, true);
+  if (answer_shaped(out, v, head)) keep_alive = false;
+  return after_answer(keep_alive);
+}
+
+bool Session::answer_deferred(std::string& out) {
+  return deferred_.shaped ? answer_shaped(out, deferred_.variant, deferred_.head)
+                          : answer_request(out, deferred_.variant, deferred_.head);
+}
+
+bool Session::answer_shaped(std::string& out, Variant v, bool head) {
+  const Decision& d = decision_;
+  const Shape& shape = *current_shape_;
+  if (d.reset) {
+    // No answer at all: the connection resets.
+    Answered a;
+    a.shaping = Answered::Shaping::reset;
+    sink_.answered(a);
+    stream_.reset = true;
+    return true;
+  }
+  bool http11 = v == Variant::keep_alive_11 || v == Variant::close_11;
+  if (d.close) v = variant_of(http11, false);
+  int route = request_.route;
+  uint16_t status = d.status != 0 ? d.status : table_.status(route);
+  std::string_view text;
+  if (request_.echo && !d.sized) {
+    EchoResult echo = echo_json(body_);
+    if (!echo.ok) {
+      // The echo's 400 for a body that is not JSON is not shaped.
+      answer_with(out, table_.bad_request(v), echo.text, head);
+      return d.close;
+    }
+    text = echo.text;
+  } else if (!d.sized) {
+    text = table_.content(route);
+  }
+  bool bodyless = status == 204 || status == 304;
+  uint64_t length = bodyless ? 0 : d.sized ? d.size : text.size();
+  char decision[kDecisionText];
+  size_t n = format_decision(shape, d, status, length, decision);
+  table_.append_shaped_head(out, route, v, status, length, shape, {decision, n});
+  if (!head && length > 0) {
+    if (d.sized) {
+      stream_.body = {pattern_bytes(), kPatternBytes, length};
+    } else if (d.drip_us > 0) {
+      // Sent piece by piece later: the echo's text must outlive the next
+      // request's, so the session keeps a copy.
+      if (request_.echo) {
+        body_.assign(text);
+        text = body_;
+      }
+      stream_.body = {text.data(), text.size(), text.size()};
+    } else {
+      out.append(text);
+    }
+    stream_.drip_us = d.drip_us;
+  }
+  note_status(status, head ? 0 : length, Answered::Kind::request, Answered::Shaping::shaped);
+  return d.close;
+}
+
+HELLO_CALLBACK bool Session::answer_request(std::string& out, Variant v, bool head) {
+  const Request& r = request_;
+  // The common case first: a route's own answer.
+  if (r.route >= 0 && !r.expect_unknown) {
+    if (r.echo) {
+      answer_echo(out, v);
+      return false;
+    }
+    const PreparedResponse& response = table_.route(r.route, v, head);
+    answer(out, response, head, Answered::Kind::request);
+    // A body without a length is ended by closing; its bytes say close.
+    return response.closes;
+  }
+  constexpr Answered::Kind kRequest = Answered::Kind::request;
+  if (r.expect_unknown)
+    answer(out, table_.error(417, v), head, kRequest);
+  else if (!r.path_known)
+    answer(out, table_.error(404, v), head, kRequest);
+  else
+    answer(out, table_.not_allowed(r.path_route, v), head, kRequest);
+  return false;
+}
+
+void Session::answer_echo(std::string& out, Variant v) {
+  EchoResult echo = echo_json(body_);
+  answer_with(out, echo.ok ? table_.route(request_.route, v) : table_.bad_request(v), echo.text);
+}
+
+HELLO_CALLBACK void Session::answer_with(std::string& out, const PreparedResponse& r,
+                                         std::string_view body, bool head_only,
+                                         Answered::Shaping shaping) {
+  char digits[20];
+  char* end = std::to_chars(digits, digits + sizeof digits, body.size()).ptr;
+  out.append(r.bytes.data(), static_cast<size_t>(r.length_offset));
+  out.append(digits, static_cast<size_t>(end - digits));
+  out.append(r.bytes.data() + r.length_offset,
+             r.head_length - static_cast<size_t>(r.length_offset));
+  if (!head_only) out.append(body);
+  note_status(r.status, head_only ? 0 : body.size(), Answered::Kind::request, shaping);
+}
+
+HELLO_CALLBACK void Session::answer(std::string& out, const PreparedResponse& r, bool head_only,
+                                    Answered::Kind kind) {
+  size_t length = head_only ? r.head_length : r.bytes.size();
+  out.append(r.bytes.data(), length);
+  note_status(r.status, length - r.head_length, kind);
+}
+
+HELLO_CALLBACK void Session::note_status(int status, size_t body_bytes, Answered::Kind kind,
+                                         Answered::Shaping shaping) {
+  ++answered_;
+  Answered a;
+  a.status = static_cast<uint16_t>(status);
+  a.kind = kind;
+  a.shaping = shaping;
+  a.body_bytes = body_bytes;
+  if (keeps_target()) [[unlikely]] {
+    note_logged(a);
+    return;
+  }
+  sink_.answered(a);
+}
+
+// Out of line, so that a session without a log saves no registers for it.
+[[gnu::noinline]] void Session::note_logged(Answered& a) {
+  const llhttp_t& p = parser();
+  if (a.kind == Answered::Kind::request)
+    a.method = llhttp_method_name(static_cast<llhttp_method_t>(p.method));
+  a.target = logged_target();
+  a.http_minor = static_cast<uint8_t>(p.http_minor);
+  sink_.answered(a);
+}
+
+void Session::fail(std::string& out, int status, bool malformed) {
+  const llhttp_t& p = parser();
+  bool http10 = p.http_major == 1 && p.http_minor == 0;
+  answer(out, table_.error(status, variant_of(!http10, false)), false,
+         malformed ? Answered::Kind::malformed : Answered::Kind::timed_out);
+  enter(State::closed);
+}
+
+}  // namespace hello
