@@ -41,9 +41,11 @@ class Transport {
     buffer_ = buffer;
   }
 
-  // Starts or stops reporting reads; 0 or a libuv error.
+  // Starts or stops reporting reads; 0 or a libuv error. Only called
+  // when not reading() or reading() respectively.
   virtual int start_reading() = 0;
   virtual void stop_reading() = 0;
+  bool reading() const { return reading_; }
   // Reads what has arrived now, without waiting for the loop, and reports
   // it; nothing if nothing has arrived.
   virtual void read_now() = 0;
@@ -67,6 +69,7 @@ class Transport {
  protected:
   Events* events_ = nullptr;
   uv_buf_t buffer_{};
+  bool reading_ = false;  // kept by start_reading() and stop_reading()
 };
 
 // Plain TCP on a libuv handle.
@@ -96,7 +99,6 @@ class TcpTransport final : public Transport {
   void on_read(ssize_t nread, const uv_buf_t* buf);
 
   uv_tcp_t tcp_;
-  bool reading_ = false;
   // While a read is reported: it was shorter than the buffer, so it
   // emptied the socket and nothing waits unread behind it.
   bool drained_ = false;

@@ -127,7 +127,7 @@ void Connection::begin() {
 }
 
 void Connection::start_reading() {
-  if (transport_->start_reading() != 0) close();
+  if (!transport_->reading() && transport_->start_reading() != 0) close();
 }
 
 // Accepted once its first bytes arrived (TCP_DEFER_ACCEPT): the request is
@@ -137,7 +137,7 @@ void Connection::read_now() {
 }
 
 void Connection::stop_reading() {
-  transport_->stop_reading();
+  if (transport_->reading()) transport_->stop_reading();
 }
 
 void Connection::close(CloseReason why) {

@@ -30,16 +30,19 @@ class FakeTransport final : public Transport {
   bool last_write_held = false;  // the last try_write was the connection's last bytes
   uv_write_t* queued_req = nullptr;
   std::string queued;  // a write in flight
-  bool reading = false;
   bool fin = false;
   bool close_asked = false;
   bool aborted = false;
 
   int start_reading() override {
-    reading = true;
+    EXPECT_FALSE(reading_) << "started twice";
+    reading_ = true;
     return 0;
   }
-  void stop_reading() override { reading = false; }
+  void stop_reading() override {
+    EXPECT_TRUE(reading_) << "stopped twice";
+    reading_ = false;
+  }
   void read_now() override {}
   int try_write(const uv_buf_t* bufs, unsigned n, bool last) override {
     EXPECT_EQ(queued_req, nullptr) << "a write jumped the queue";
@@ -185,7 +188,7 @@ TEST_F(ConnectionTest, PipelinedAnswersLeaveInOrderInOneWrite) {
   EXPECT_EQ(fake_.try_writes, 1);
   EXPECT_FALSE(fake_.last_write_held);
   EXPECT_EQ(connection_.phase(), Connection::Phase::reading);
-  EXPECT_TRUE(fake_.reading);
+  EXPECT_TRUE(fake_.reading());
   EXPECT_EQ(stats_.requests.get(), 3u);
   EXPECT_EQ(stats_.bytes_out.get(), fake_.received.size());
 }
@@ -207,11 +210,11 @@ TEST_F(ConnectionTest, OutputOverTheHighWaterMarkStopsReading) {
   for (int i = 0; i < 2000; ++i) burst += kGet;
   size_t sent = 0;
   // Bounded: each burst adds about 200 KB of answers.
-  for (int i = 0; i < 20 && fake_.reading; ++i) {
+  for (int i = 0; i < 20 && fake_.reading(); ++i) {
     fake_.send(burst);
     sent += 2000;
   }
-  EXPECT_FALSE(fake_.reading);
+  EXPECT_FALSE(fake_.reading());
   EXPECT_EQ(connection_.phase(), Connection::Phase::writing);
   // Reading stopped with the first read that took the output over 1 MiB.
   size_t one = answer("/").size();
@@ -220,7 +223,7 @@ TEST_F(ConnectionTest, OutputOverTheHighWaterMarkStopsReading) {
   // The client reads: everything arrives, in order, and reading resumes.
   while (fake_.queued_req != nullptr) fake_.complete_write();
   EXPECT_EQ(connection_.phase(), Connection::Phase::reading);
-  EXPECT_TRUE(fake_.reading);
+  EXPECT_TRUE(fake_.reading());
   EXPECT_EQ(fake_.received.size(), sent * one);
   EXPECT_EQ(fake_.received.substr(0, 2 * one), answer("/") + answer("/"));
 }
