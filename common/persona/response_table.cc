@@ -10,6 +10,7 @@
 #include <llhttp.h>
 
 #include "base/check.h"
+#include "http/field_syntax.h"
 #include "http/http_date.h"
 
 namespace hello {
@@ -102,8 +103,7 @@ std::vector<std::string> reserved_headers(const Persona& persona) {
       size_t colon = line.find(':');
       if (colon != std::string_view::npos && colon > 0) {
         std::string name(line.substr(0, colon));
-        std::transform(name.begin(), name.end(), name.begin(),
-                       [](unsigned char c) { return std::tolower(c); });
+        std::transform(name.begin(), name.end(), name.begin(), to_lower_ascii);
         if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
       }
       at = end + 2;
