@@ -316,21 +316,24 @@ COMPARE_JOBS = (("wrk", "keepalive", "keep-alive (wrk -c64)"), ("wrk", "pipeline
 
 def compare_table(meta, cells):
     """--compare: CPU per request after / before, the ratio of the medians
-    against COMPARE_TARGET, the paired rounds beside it, and the cells."""
+    against COMPARE_TARGET, the paired rounds beside it; then, for each
+    build, the persona against the floor and the log on against off."""
     compare = meta.get("compare")
     if not compare:
         return ""
-    name = compare["persona"]
+    name, floor = compare["persona"], compare.get("floor")
 
-    def cell(tool, mode, variant):
+    def cell(who, tool, mode, variant):
         return next((c for c in cells if (c["name"], c["tool"], c["mode"], c.get("variant"))
-                     == (name, tool, mode, variant)), None)
+                     == (who, tool, mode, variant)), None)
+
+    def cpu(c):
+        return c.get("cpu_us_per_request") if c else None
 
     rows = ["| measure | target | result | met? |", "| --- | --- | --- | --- |"]
     for tool, mode, label in COMPARE_JOBS:
-        before, after = cell(tool, mode, "before"), cell(tool, mode, "after")
-        a = before.get("cpu_us_per_request") if before else None
-        b = after.get("cpu_us_per_request") if after else None
+        before, after = cell(name, tool, mode, "before"), cell(name, tool, mode, "after")
+        a, b = cpu(before), cpu(after)
         measure = f"CPU/request after vs before, {label}"
         target = f"within ±{COMPARE_TARGET:.0%}"
         if not a or not b:
@@ -343,6 +346,15 @@ def compare_table(meta, cells):
                   f"(median {statistics.median(pairs):.3f})" if pairs else "")
         met = "yes" if abs(ratio - 1) < COMPARE_TARGET else "**no**"
         rows.append(f"| {measure} | {target} | before {a:.2f} µs, after {b:.2f} µs: {ratio:.3f}{paired} | {met} |")
+    for tool, mode, label in COMPARE_JOBS[:2]:
+        for what, over, under in ((f"hello-{name} vs hello-{floor}", (name, ""), (floor, "")),
+                                  (f"hello-{name} access log on vs off", (name, "-log"), (name, ""))):
+            parts = []
+            for variant in ("before", "after"):
+                on, off = cpu(cell(over[0], tool, mode, variant + over[1])), cpu(cell(under[0], tool, mode,
+                                                                                       variant + under[1]))
+                parts.append(f"{variant} {on / off:.3f}" if on and off else f"{variant} not measured")
+            rows.append(f"| CPU/request, {what}, {label} | the same for both builds | {', '.join(parts)} | - |")
     return "\n".join(rows)
 
 
