@@ -42,9 +42,10 @@ struct ListenerCallbacks {
   static void resume(uv_idle_t* i) { of(i)->resume(); }
 };
 
-void Listener::init(uv_loop_t* loop, Events* events) {
+void Listener::init(uv_loop_t* loop, const Events* events, void* data) {
   loop_ = loop;
   events_ = events;
+  data_ = data;
   // Cannot fail: neither needs a descriptor.
   HELLO_CHECK_UV(uv_timer_init(loop, &relisten_timer_));
   HELLO_CHECK_UV(uv_idle_init(loop, &accept_idle_));
@@ -158,7 +159,7 @@ void Listener::on_connection(int status) {
   // Out of descriptors (EMFILE) or a connection reset before accept: libuv
   // has already dropped it; the connections already open are served on.
   if (status < 0) {
-    events_->on_accept_error(status);
+    events_->on_accept_error(data_, status);
     if (status == UV_EMFILE || status == UV_ENFILE) pause();
     return;
   }
@@ -169,7 +170,7 @@ void Listener::on_connection(int status) {
     HELLO_CHECK_UV(uv_idle_start(&accept_idle_, ListenerCallbacks::resume));
     return;
   }
-  events_->on_connection(reinterpret_cast<uv_stream_t*>(&tcp_));
+  events_->on_connection(data_, reinterpret_cast<uv_stream_t*>(&tcp_));
 }
 
 void Listener::resume() {
@@ -189,7 +190,7 @@ void Listener::accept_queued() {
   for (int i = 0; i < kListenBacklog; ++i) {
     int client = accept4(fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (client < 0) break;  // EAGAIN: the queue is empty (or out of descriptors)
-    events_->on_socket(client);
+    events_->on_socket(data_, client);
   }
 }
 

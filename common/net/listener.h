@@ -12,18 +12,15 @@ namespace hello {
 
 class Listener {
  public:
-  // What the listener reports to its owner.
-  class Events {
-   public:
+  // What the listener reports to its owner: plain callbacks with their
+  // `data` (see Transport::Events for why).
+  struct Events {
     // A connection waits on `server`: accept it (uv_accept) now.
-    virtual void on_connection(uv_stream_t* server) = 0;
+    void (*on_connection)(void* data, uv_stream_t* server);
     // A connection accepted outside libuv, at stop(): its socket.
-    virtual void on_socket(uv_os_sock_t fd) = 0;
+    void (*on_socket)(void* data, uv_os_sock_t fd);
     // An accept failed (a libuv error: EMFILE, a reset before accept).
-    virtual void on_accept_error(int status) = 0;
-
-   protected:
-    ~Events() = default;
+    void (*on_accept_error)(void* data, int status);
   };
 
   Listener() = default;
@@ -31,8 +28,9 @@ class Listener {
   Listener(const Listener&) = delete;
   Listener& operator=(const Listener&) = delete;
 
-  // Its timer and idle handle on `loop` (cannot fail).
-  void init(uv_loop_t* loop, Events* events);
+  // Its timer and idle handle on `loop` (cannot fail); reports to
+  // `events` (a table that outlives it) with `data`.
+  void init(uv_loop_t* loop, const Events* events, void* data);
   // Binds `addr` with SO_REUSEPORT and listens; `defer_accept`: the kernel
   // hands a connection over once its first bytes are in. 0 or a libuv error.
   int listen(const struct sockaddr* addr, bool defer_accept);
@@ -58,7 +56,8 @@ class Listener {
   void accept_queued();
 
   uv_loop_t* loop_ = nullptr;
-  Events* events_ = nullptr;
+  const Events* events_ = nullptr;
+  void* data_ = nullptr;
   uv_tcp_t tcp_;
   uv_timer_t relisten_timer_;
   // Accepting goes on here, the next loop turn, after a full batch.

@@ -16,8 +16,8 @@ struct TcpCallbacks {
   static void read(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
     of(s->data)->on_read(nread, buf);
   }
-  static void write(uv_write_t* req, int status) { of(req->data)->events_->on_written(status); }
-  static void close(uv_handle_t* h) { of(h->data)->events_->on_closed(); }
+  static void write(uv_write_t* req, int status) { of(req->data)->report_written(status); }
+  static void close(uv_handle_t* h) { of(h->data)->report_closed(); }
 };
 
 int TcpTransport::accept(uv_loop_t* loop, uv_stream_t* server) {
@@ -59,7 +59,7 @@ void TcpTransport::on_read(ssize_t nread, const uv_buf_t* buf) {
   // A read shorter than the buffer emptied the socket: while it is
   // reported, nothing waits unread behind it (see unread_input()).
   drained_ = nread > 0 && static_cast<size_t>(nread) < buf->len;
-  events_->on_read(nread, buf);
+  report_read(nread, buf);
   drained_ = false;
 }
 

@@ -16,28 +16,29 @@ namespace hello {
 
 class Transport {
  public:
-  // What the transport reports to the connection above it.
-  class Events {
-   public:
+  // What the transport reports to the connection above it: plain callbacks
+  // with their `data`, as libuv's own are, so that the connection is no
+  // polymorphic type (UBSan's vptr check of a type seen first while
+  // descriptors are exhausted needs a pipe, and reports a false error).
+  struct Events {
     // Bytes read (nread > 0, in buf->base), the client's EOF (UV_EOF) or
     // an error (another negative libuv code). Called from the loop while
     // reading, or from read_now().
-    virtual void on_read(ssize_t nread, const uv_buf_t* buf) = 0;
+    void (*on_read)(void* data, ssize_t nread, const uv_buf_t* buf);
     // A write() has completed (0) or failed or was cancelled (negative).
-    virtual void on_written(int status) = 0;
+    void (*on_written)(void* data, int status);
     // close() has finished: nothing of the transport is in use any more.
-    virtual void on_closed() = 0;
-
-   protected:
-    ~Events() = default;
+    void (*on_closed)(void* data);
   };
 
   virtual ~Transport() = default;
 
   // Reads into `buffer` (shared by a worker's connections) and reports to
-  // `events` from now on; set before anything else.
-  void attach(Events* events, uv_buf_t buffer) {
+  // `events` (a table that outlives it) with `data` from now on; set
+  // before anything else.
+  void attach(const Events* events, void* data, uv_buf_t buffer) {
     events_ = events;
+    data_ = data;
     buffer_ = buffer;
   }
 
@@ -67,7 +68,12 @@ class Transport {
   virtual void peer_name(char* out, size_t size) = 0;
 
  protected:
-  Events* events_ = nullptr;
+  void report_read(ssize_t nread, const uv_buf_t* buf) { events_->on_read(data_, nread, buf); }
+  void report_written(int status) { events_->on_written(data_, status); }
+  void report_closed() { events_->on_closed(data_); }
+
+  const Events* events_ = nullptr;
+  void* data_ = nullptr;
   uv_buf_t buffer_{};
   bool reading_ = false;  // kept by start_reading() and stop_reading()
 };

@@ -60,7 +60,12 @@ constexpr uint8_t kNextPhases[] = {
 }  // namespace
 
 struct ConnectionCallbacks {
-  static void timer(Timer* t) { static_cast<Connection*>(t->data)->on_timer(); }
+  static Connection* of(void* data) { return static_cast<Connection*>(data); }
+  static void timer(Timer* t) { of(t->data)->on_timer(); }
+  static void read(void* c, ssize_t nread, const uv_buf_t* buf) { of(c)->on_read(nread, buf); }
+  static void written(void* c, int status) { of(c)->on_written(status); }
+  static void closed(void* c) { of(c)->on_closed(); }
+  static constexpr Transport::Events kEvents = {read, written, closed};
 };
 
 Connection::Connection(ConnectionContext& ctx)
@@ -103,7 +108,7 @@ void Connection::start(Transport& transport, Protocol protocol) {
 void Connection::attach(Transport& transport, Protocol protocol) {
   HELLO_CHECK(phase_ == Phase::closing);  // new, or back from the pool
   transport_ = &transport;
-  transport.attach(this, ctx_.read_buffer());
+  transport.attach(&ConnectionCallbacks::kEvents, this, ctx_.read_buffer());
   protocol_ = protocol;
   phase_ = Phase::reading;
 }
@@ -165,7 +170,7 @@ void Connection::on_closed() {
   release_held();
   release_stream();
   release_heart();
-  ctx_.owner().release(this);
+  ctx_.release(this);
 }
 
 void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {

@@ -35,7 +35,7 @@
 
 namespace hello {
 
-class Connection final : private Transport::Events {
+class Connection final {
  public:
   using CloseReason = hello::CloseReason;
 
@@ -106,10 +106,10 @@ class Connection final : private Transport::Events {
   void enter(Phase to);
   void attach(Transport& transport, Protocol protocol);
   void begin();
-  // Transport::Events.
-  void on_read(ssize_t nread, const uv_buf_t* buf) override;
-  void on_written(int status) override;
-  void on_closed() override;
+  // What the transport reports (through ConnectionCallbacks).
+  void on_read(ssize_t nread, const uv_buf_t* buf);
+  void on_written(int status);
+  void on_closed();
   void on_timer();
   void start_reading();
   void stop_reading();

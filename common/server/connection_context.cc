@@ -13,7 +13,7 @@ constexpr size_t kOutputCapacity = 256 * 1024;
 }  // namespace
 
 ConnectionContext::ConnectionContext(uv_loop_t* loop, TimerQueue& timers, Accounting& accounting,
-                                     const Deadlines& deadlines, ConnectionOwner& owner,
+                                     const Deadlines& deadlines, const ConnectionOwner& owner,
                                      uv_buf_t read_buffer)
     : loop_(loop),
       timers_(timers),
@@ -25,7 +25,7 @@ ConnectionContext::ConnectionContext(uv_loop_t* loop, TimerQueue& timers, Accoun
 }
 
 Heart* ConnectionContext::acquire_heart(Protocol p) {
-  return hearts_[static_cast<size_t>(p)].acquire([&] { return owner_.make_heart(p); });
+  return hearts_[static_cast<size_t>(p)].acquire([&] { return owner_.make_heart(owner_.data, p); });
 }
 
 HeldInput* ConnectionContext::acquire_held() {

@@ -60,21 +60,19 @@ struct Deadlines {
 };
 
 // Who owns the connections: makes their hearts and takes them back.
-class ConnectionOwner {
- public:
+// Plain callbacks with their `data` (see Transport::Events for why).
+struct ConnectionOwner {
+  void* data = nullptr;
   // A new heart of `protocol`, when the pool has none to lend.
-  virtual std::unique_ptr<Heart> make_heart(Protocol protocol) = 0;
+  std::unique_ptr<Heart> (*make_heart)(void* data, Protocol protocol) = nullptr;
   // From the connection's close callback: it may be reused.
-  virtual void release(Connection* c) = 0;
-
- protected:
-  ~ConnectionOwner() = default;
+  void (*release)(void* data, Connection* c) = nullptr;
 };
 
 class ConnectionContext {
  public:
   ConnectionContext(uv_loop_t* loop, TimerQueue& timers, Accounting& accounting,
-                    const Deadlines& deadlines, ConnectionOwner& owner, uv_buf_t read_buffer);
+                    const Deadlines& deadlines, const ConnectionOwner& owner, uv_buf_t read_buffer);
   ConnectionContext(const ConnectionContext&) = delete;
   ConnectionContext& operator=(const ConnectionContext&) = delete;
 
@@ -88,7 +86,8 @@ class ConnectionContext {
   uv_buf_t read_buffer() const { return read_buffer_; }
   // Scratch space for the responses of one read; empty between reads.
   std::string& output() { return output_; }
-  ConnectionOwner& owner() { return owner_; }
+  // Gives a closed connection back to its owner.
+  void release(Connection* c) { owner_.release(owner_.data, c); }
 
   // Pools of what a connection needs only while a request is in progress
   // or a write is in flight; they grow to the peak in use and are reused.
@@ -106,7 +105,7 @@ class ConnectionContext {
   TimerQueue& timers_;
   Accounting& accounting_;
   Deadlines deadlines_;
-  ConnectionOwner& owner_;
+  ConnectionOwner owner_;
   uv_buf_t read_buffer_;
   std::string output_;
   Pool<Heart> hearts_[kProtocols];

@@ -41,6 +41,13 @@ struct WorkerCallbacks {
   static void closed(uv_handle_t*) {}
   static void drain_timer(uv_timer_t* t) { of(t)->on_drain_timer(); }
   static void stall(Timer* t) { static_cast<Worker*>(t->data)->on_stall(t); }
+  static Worker* self(void* w) { return static_cast<Worker*>(w); }
+  static std::unique_ptr<Heart> make_heart(void* w, Protocol p) { return self(w)->make_heart(p); }
+  static void release(void* w, Connection* c) { self(w)->release(c); }
+  static void connection(void* w, uv_stream_t* server) { self(w)->on_connection(server); }
+  static void socket(void* w, uv_os_sock_t fd) { self(w)->on_socket(fd); }
+  static void accept_error(void* w, int status) { self(w)->on_accept_error(status); }
+  static constexpr Listener::Events kListenerEvents = {connection, socket, accept_error};
 };
 
 Worker::Worker(const Persona& persona, const TableOptions& table_options,
@@ -55,7 +62,8 @@ Worker::Worker(const Persona& persona, const TableOptions& table_options,
       protocol_(protocol_at_accept(table_)),
       context_(&loop_, timers_, accounting_,
                {options.header_timeout_ms, options.keep_alive_timeout_ms, options.send_timeout_ms},
-               *this, uv_buf_init(read_buffer_, sizeof read_buffer_)) {
+               {this, WorkerCallbacks::make_heart, WorkerCallbacks::release},
+               uv_buf_init(read_buffer_, sizeof read_buffer_)) {
   stall_timers_.resize(options_.stalls.size());
   for (Timer& t : stall_timers_) {
     t.on_fire = WorkerCallbacks::stall;
@@ -72,7 +80,7 @@ int Worker::init() {
   HELLO_CHECK_UV(uv_timer_init(&loop_, &date_timer_));
   HELLO_CHECK_UV(uv_timer_init(&loop_, &drain_timer_));
   date_timer_.data = drain_timer_.data = this;
-  listener_.init(&loop_, this);
+  listener_.init(&loop_, &WorkerCallbacks::kListenerEvents, this);
   if ((rc = timers_.init(&loop_)) != 0 ||
       (rc = uv_async_init(&loop_, &command_async_, WorkerCallbacks::command)) != 0) {
     uv_close(reinterpret_cast<uv_handle_t*>(&date_timer_), WorkerCallbacks::closed);

@@ -43,7 +43,7 @@ struct WorkerOptions {
   uint64_t stall_epoch_ns = 0;             // uv_hrtime() the stalls count from, the same for all
 };
 
-class Worker final : private ConnectionOwner, private Listener::Events {
+class Worker final {
  public:
   // `log` may be null (no access log); `id` numbers the worker from 0.
   Worker(const Persona& persona, const TableOptions& table_options, const WorkerOptions& options,
@@ -85,13 +85,13 @@ class Worker final : private ConnectionOwner, private Listener::Events {
   friend struct WorkerCallbacks;
 
   Connection* acquire();
-  // ConnectionOwner.
-  std::unique_ptr<Heart> make_heart(Protocol protocol) override;
-  void release(Connection* c) override;
-  // Listener::Events.
-  void on_connection(uv_stream_t* server) override;
-  void on_socket(uv_os_sock_t fd) override;
-  void on_accept_error(int status) override;
+  // What the connections' context asks of their owner.
+  std::unique_ptr<Heart> make_heart(Protocol protocol);
+  void release(Connection* c);
+  // What the listener reports.
+  void on_connection(uv_stream_t* server);
+  void on_socket(uv_os_sock_t fd);
+  void on_accept_error(int status);
   void on_date_timer();
   void refresh_date(time_t now);
   void sweep_deadlines();

@@ -80,18 +80,18 @@ class FakeTransport final : public Transport {
     while (!bytes.empty() && !close_asked) {
       size_t n = std::min(bytes.size(), buffer_.len);
       memcpy(buffer_.base, bytes.data(), n);
-      events_->on_read(static_cast<ssize_t>(n), &buffer_);
+      report_read(static_cast<ssize_t>(n), &buffer_);
       bytes.remove_prefix(n);
     }
   }
-  void eof() { events_->on_read(UV_EOF, &buffer_); }
-  void client_reset() { events_->on_read(UV_ECONNRESET, &buffer_); }
+  void eof() { report_read(UV_EOF, &buffer_); }
+  void client_reset() { report_read(UV_ECONNRESET, &buffer_); }
   // The kernel takes the write in flight.
   void complete_write() {
     ASSERT_NE(queued_req, nullptr);
     queued_req = nullptr;
     received += std::exchange(queued, {});
-    events_->on_written(0);
+    report_written(0);
   }
   // libuv's close callback: a write in flight is cancelled first.
   void finish_close() {
@@ -99,9 +99,9 @@ class FakeTransport final : public Transport {
     if (queued_req != nullptr) {
       queued_req = nullptr;
       queued.clear();
-      events_->on_written(UV_ECANCELED);
+      report_written(UV_ECANCELED);
     }
-    events_->on_closed();
+    report_closed();
   }
 };
 
@@ -109,12 +109,13 @@ std::vector<FileRoute> routes() {
   return {test::text_route("/slow", "slow", 20000)};  // 20 ms
 }
 
-class ConnectionTest : public ::testing::Test, private ConnectionOwner {
+class ConnectionTest : public ::testing::Test {
  protected:
   ConnectionTest()
       : table_(test::kTestPersona, options()),
         sink_(stats_),
-        context_(&loop_, timers_, sink_, {}, *this, uv_buf_init(buffer_, sizeof buffer_)) {}
+        context_(&loop_, timers_, sink_, {}, {this, make_heart, release},
+                 uv_buf_init(buffer_, sizeof buffer_)) {}
 
   static TableOptions options() {
     TableOptions o;
@@ -136,12 +137,15 @@ class ConnectionTest : public ::testing::Test, private ConnectionOwner {
     EXPECT_EQ(uv_loop_close(&loop_), 0) << "a handle is still open";
   }
 
-  std::unique_ptr<Heart> make_heart(Protocol) override {
-    return std::make_unique<Session>(table_, sink_, Limits{}, &dice_);
+  // The context's owner.
+  static std::unique_ptr<Heart> make_heart(void* test, Protocol) {
+    auto* t = static_cast<ConnectionTest*>(test);
+    return std::make_unique<Session>(t->table_, t->sink_, Limits{}, &t->dice_);
   }
-  void release(Connection* c) override {
-    EXPECT_EQ(c, &connection_);
-    ++released_;
+  static void release(void* test, Connection* c) {
+    auto* t = static_cast<ConnectionTest*>(test);
+    EXPECT_EQ(c, &t->connection_);
+    ++t->released_;
   }
 
   std::string answer(std::string_view path, Variant v = Variant::keep_alive_11) {
