@@ -81,17 +81,15 @@ void Connection::enter(Phase to) {
 }
 
 void Connection::accept(uv_stream_t* server, Protocol protocol) {
-  int rc = tcp_.accept(ctx_.loop(), server);
-  attach(tcp_, protocol);
-  if (rc != 0) {
-    close();
-    return;
-  }
-  begin();
+  open_tcp(tcp_.accept(ctx_.loop(), server), protocol);
 }
 
 void Connection::adopt(uv_os_sock_t fd, Protocol protocol) {
-  int rc = tcp_.adopt(ctx_.loop(), fd);
+  open_tcp(tcp_.adopt(ctx_.loop(), fd), protocol);
+}
+
+// `rc`: how accepting or adopting the socket went (0, or a libuv error).
+void Connection::open_tcp(int rc, Protocol protocol) {
   attach(tcp_, protocol);
   if (rc != 0) {
     close();

@@ -104,6 +104,7 @@ class Connection final {
   bool writing() const { return pending_ != nullptr; }
   // Every phase change goes through here and is checked.
   void enter(Phase to);
+  void open_tcp(int rc, Protocol protocol);
   void attach(Transport& transport, Protocol protocol);
   void begin();
   // What the transport reports (through ConnectionCallbacks).
