@@ -301,6 +301,15 @@ def paired_ratios(on_runs, off_runs):
     return [on / off for on, off in zip(on_runs or [], off_runs or []) if on and off]
 
 
+def paired_text(on, off):
+    """The rounds' own ratios of cell `on` over cell `off`, and their
+    median, as a report's result goes on; "" without clean pairs."""
+    pairs = paired_ratios(on.get("cpu_us_runs"), off.get("cpu_us_runs"))
+    if not pairs:
+        return ""
+    return f"; round by round {', '.join(f'{r:.3f}' for r in pairs)} (median {statistics.median(pairs):.3f})"
+
+
 def _shaping_cell(cells, name, variant, mode):
     for c in cells:
         if (c["name"], c["tool"], c["mode"], c.get("variant")) == (name, "wrk", mode, variant):
@@ -341,9 +350,7 @@ def compare_table(meta, cells):
             rows.append(f"| {measure} | {target} | {problem} | not measured |")
             continue
         ratio = b / a
-        pairs = paired_ratios(after.get("cpu_us_runs"), before.get("cpu_us_runs"))
-        paired = (f"; round by round {', '.join(f'{r:.3f}' for r in pairs)} "
-                  f"(median {statistics.median(pairs):.3f})" if pairs else "")
+        paired = paired_text(after, before)
         met = "yes" if abs(ratio - 1) < COMPARE_TARGET else "**no**"
         rows.append(f"| {measure} | {target} | before {a:.2f} µs, after {b:.2f} µs: {ratio:.3f}{paired} | {met} |")
     for tool, mode, label in COMPARE_JOBS[:2]:
@@ -382,9 +389,7 @@ def shaping_table(meta, cells):
                 rows.append(f"| {measure} | {target} | {problem} | {'not measured' if targeted else '-'} |")
                 continue
             ratio = b / a
-            pairs = paired_ratios(on.get("cpu_us_runs"), off.get("cpu_us_runs"))
-            paired = (f"; round by round {', '.join(f'{r:.3f}' for r in pairs)} "
-                      f"(median {statistics.median(pairs):.3f})" if pairs else "")
+            paired = paired_text(on, off)
             result = f"off {a:.2f} µs, on {b:.2f} µs: {ratio:.3f}{paired}"
             met = "-"
             if targeted:
