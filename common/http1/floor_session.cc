@@ -46,7 +46,7 @@ Fed FloorSession::feed(const char* data, size_t len, std::string& out) {
   }
   matched_ = matched;
   for (size_t i = 0; i < answered; ++i) out.append(r.bytes);
-  sink_.answered_plain(static_cast<uint32_t>(answered), r.status);
+  sink_.answered_ok(static_cast<uint32_t>(answered));
   Fed fed;
   fed.partial = matched != 0;
   fed.answered = static_cast<uint32_t>(answered);

@@ -146,10 +146,20 @@ void Connection::stop_reading() {
 void Connection::close(CloseReason why) {
   if (phase_ == Phase::closing) return;
   decide(why);
+  shut(false);
+}
+
+void Connection::shut(bool abort) {
   enter(Phase::closing);
   // Nothing fires on a closed connection.
   ctx_.timers().stop(&timer_);
-  transport_->close(false);
+  transport_->close(abort);
+}
+
+// The heart, about to be asked for answers: the sink learns whose they are.
+Heart& Connection::answering() {
+  ctx_.accounting().serving({peer_.get(), peer_length_});
+  return *heart_;
 }
 
 void Connection::drain() {
@@ -211,8 +221,7 @@ void Connection::consume(const char* data, size_t len, bool held) {
     heart_ = ctx_.acquire_heart(protocol_);
     heart_->reset();
   }
-  ctx_.accounting().serving({peer_.get(), peer_length_});
-  Fed fed = heart_->feed(data, len, ctx_.output());
+  Fed fed = answering().feed(data, len, ctx_.output());
   after_feed(fed, data, len, held, was_partial);
 }
 
@@ -326,8 +335,7 @@ void Connection::on_timer() {
   // The header deadline of the request in progress has passed: 408.
   HELLO_CHECK(phase_ == Phase::reading);
   decide(CloseReason::header_timeout);
-  ctx_.accounting().serving({peer_.get(), peer_length_});
-  heart_->time_out(ctx_.output());
+  answering().time_out(ctx_.output());
   Fed fed;
   fed.next = Fed::Next::close;
   fed.answered = 1;  // the 408, timed like any answer
@@ -340,8 +348,7 @@ void Connection::answer_waiting() {
   // Requests held behind the waiting one are timed from now, when the
   // connection turns to them.
   read_ns_ = uv_hrtime();
-  ctx_.accounting().serving({peer_.get(), peer_length_});
-  Fed fed = heart_->resume(ctx_.output());
+  Fed fed = answering().resume(ctx_.output());
   bool input_held = held_ != nullptr && held_->size() > 0;
   if (fed.next == Fed::Next::close) {
     fed.clean_end = fed.clean_end && !input_held;
@@ -359,9 +366,7 @@ void Connection::answer_waiting() {
 
 void Connection::reset() {
   if (phase_ == Phase::closing) return;  // sending the answers before it failed
-  enter(Phase::closing);
-  ctx_.timers().stop(&timer_);
-  transport_->close(true);
+  shut(true);
 }
 
 void Connection::end(bool clean) {

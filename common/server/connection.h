@@ -106,6 +106,9 @@ class Connection final {
   void enter(Phase to);
   void open_tcp(int rc, Protocol protocol);
   void attach(Transport& transport, Protocol protocol);
+  // Enters closing, stops the timer and closes the transport (`abort`: with a reset).
+  void shut(bool abort);
+  Heart& answering();
   void begin();
   // What the transport reports (through ConnectionCallbacks).
   void on_read(ssize_t nread, const uv_buf_t* buf);
