@@ -48,3 +48,11 @@ def service_time(data):
     except (KeyError, TypeError, ValueError) as e:
         raise AdminError(f"/stats has no total.service_time_us ({type(e).__name__}: {e})") from None
     return out
+
+
+def worker_requests(data):
+    """The requests each worker answered, in worker order, from /stats."""
+    try:
+        return [int(w["requests"]) for w in data["workers"]]
+    except (KeyError, TypeError, ValueError) as e:
+        raise AdminError(f"/stats has no workers[].requests ({type(e).__name__}: {e})") from None

@@ -4,6 +4,7 @@ import json
 import os
 import statistics
 
+from . import plan
 from .targets import CALIBRATION
 
 # Published figures of the articles (shared/articles), for the rows of
@@ -36,7 +37,8 @@ ARTICLES = {
 CELL_FIELDS = ["target", "kind", "workers", "tool", "mode", "connections", "runs", "clean_runs", "rps", "p50_ms",
                "p90_ms", "p99_ms", "cpu_us_per_request", "peak_rss_kib", "requests", "failed", "non2xx",
                "bytes", "error", "server_p50_ms", "server_p90_ms", "server_p99_ms", "server_p99_9_ms",
-               "server_max_ms", "server_count", "server_problems"]
+               "server_max_ms", "server_count", "server_problems", "tool_threads", "tool_connections", "tool_busy",
+               "tool_cpus_busy", "server_busy", "limit", "tool_bound_runs", "oversubscribed"]
 
 
 def _fmt(value, digits=0):
@@ -73,18 +75,156 @@ def _ratio(value, reference):
     return f"{value / reference:.2f}" if value and reference else "-"
 
 
-def cell_table(cells):
+def server_cpu_count(meta):
+    """How many CPUs served in the run of `meta`."""
+    try:
+        return len(plan.parse_cpus(str(meta.get("server_cpus", ""))))
+    except plan.PlanError:
+        return None
+
+
+def _oversubscribed(cell, meta):
+    if "oversubscribed" in cell:
+        return cell["oversubscribed"]
+    n = server_cpu_count(meta)  # a results.json written before the flag existed
+    return bool(n) and cell.get("kind") != "remote" and plan.oversubscribed(cell["workers"], n)
+
+
+def _pct(value):
+    return f"{value:.0%}" if value is not None else "-"
+
+
+def limit_text(cell):
+    """Who was the limit of a cell: its busy figures and the verdict."""
+    tool = cell.get("tool_busy")
+    if tool is None and cell.get("tool_cpus_busy") is None:
+        return "-"
+    shown = f"tool {_pct(tool)}"
+    if cell.get("tool_cpus_busy") is not None and (cell["tool_cpus_busy"] - (tool or 0)) >= 0.2:
+        shown += f" (its CPUs {_pct(cell['tool_cpus_busy'])})"
+    shown += f" / server {_pct(cell.get('server_busy'))}"
+    verdict = {"tool": "**tool-bound**", "server": "server", "both": "both"}.get(cell.get("limit"))
+    return f"{shown}: {verdict}" if verdict else shown
+
+
+def _workers_text(cell, meta):
+    return f"{cell['workers']} (oversubscribed)" if _oversubscribed(cell, meta) else str(cell["workers"])
+
+
+def _rps_text(cell):
+    rps = _fmt(cell.get("rps"))
+    return f"{rps} (tool-bound)" if cell.get("rps") and cell.get("limit") == "tool" else rps
+
+
+def tool_bound_cells(cells):
+    return [c for c in cells if c.get("limit") == "tool"]
+
+
+def cell_table(cells, meta=None):
+    meta = meta or {}
     lines = ["| target | workers | tool | mode | req/s (median) | p50 / p90 / p99 ms | CPU µs/req | CPU vs hello-floor | "
-             "CPU vs nginx | peak RSS KiB | runs | problems |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "CPU vs nginx | peak RSS KiB | tool / server CPU busy | runs | problems |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for c in cells:
         lat = " / ".join(_fmt(c.get(k), 2) for k in ("p50_ms", "p90_ms", "p99_ms"))
         cpu = c.get("cpu_us_per_request")
-        lines.append(f"| {c['target']} | {c['workers']} | {c['tool']} | {c['mode']} | {_fmt(c.get('rps'))} | {lat} | "
+        tool = f"{c['tool']} -t{_fmt(c['tool_threads'])}" if c.get("tool_threads") and c["tool"] in (
+            "wrk", "h2load") else c["tool"]
+        lines.append(f"| {c['target']} | {_workers_text(c, meta)} | {tool} | {c['mode']} | {_rps_text(c)} | {lat} | "
                      f"{_fmt(cpu, 1)} | {_ratio(cpu, _reference(cells, c, CALIBRATION, 'persona'))} | "
                      f"{_ratio(cpu, _reference(cells, c, 'nginx', 'peer'))} | {_fmt(c.get('peak_rss_kib'))} | "
-                     f"{c.get('clean_runs', 0)}/{c.get('runs', 0)} | {c.get('error') or ''} |")
+                     f"{limit_text(c)} | {c.get('clean_runs', 0)}/{c.get('runs', 0)} | {c.get('error') or ''} |")
     return "\n".join(lines)
+
+
+# --scaling's targets (docs/benchmarks.md): keep-alive efficiency of our
+# personas at these worker counts, and req/s per server CPU against these peers.
+SCALING_EFFICIENCY = ((4, 0.9), (8, 0.8))
+SCALING_PEERS = (("nginx", "nginx"), ("h2o", "h2o 2.2.5 (static file)"))
+SCALING_PERSONA = "sanic"
+
+
+def scaling_rows(cells, meta):
+    """The cells of a worker-count comparison, grouped per (target, tool,
+    mode) with 1 worker among them, each with its figures: req/s per
+    server CPU (the CPUs its workers could use), efficiency rps(N) / (N x
+    rps(1)). Returns {(target, name, kind, tool, mode): [(cell, figures)]}."""
+    n_cpus = server_cpu_count(meta) or 1
+    groups = {}
+    for c in cells:
+        if not c.get("variant"):
+            groups.setdefault((c["target"], c["name"], c["kind"], c["tool"], c["mode"]), []).append(c)
+    out = {}
+    for key, group in groups.items():
+        group.sort(key=lambda c: c["workers"])
+        one = next((c.get("rps") for c in group if c["workers"] == 1), None)
+        if len(group) < 2 and not meta.get("scaling"):
+            continue
+        rows = []
+        for c in group:
+            rps = c.get("rps")
+            cpus = min(c["workers"], n_cpus)
+            rows.append((c, {"per_cpu": rps / cpus if rps else None,
+                             "efficiency": rps / (c["workers"] * one) if rps and one else None}))
+        out[key] = rows
+    return out
+
+
+def _share_text(shares):
+    if not shares or len(shares) < 2:
+        return "-"
+    return f"{min(shares):.0%} to {max(shares):.0%} (even: {1 / len(shares):.0%})"
+
+
+def scaling_table(meta, cells):
+    """Requests per second, per server CPU, CPU per request, efficiency and
+    each worker's share per worker count; "" without worker counts to compare."""
+    rows = scaling_rows(cells, meta)
+    if not rows:
+        return ""
+    lines = ["| target | tool | mode | workers | req/s | req/s per server CPU | CPU µs/req | efficiency | "
+             "workers' shares of the requests | tool / server CPU busy |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for (target, _, _, tool, mode), group in rows.items():
+        for c, f in group:
+            eff = f"{f['efficiency']:.2f}" if f["efficiency"] is not None else "-"
+            lines.append(f"| {target} | {tool} | {mode} | {_workers_text(c, meta)} | {_rps_text(c)} | "
+                         f"{_fmt(f['per_cpu'])} | {_fmt(c.get('cpu_us_per_request'), 1)} | {eff} | "
+                         f"{_share_text(c.get('worker_shares'))} | {limit_text(c)} |")
+    return "\n".join(lines)
+
+
+def scaling_targets(meta, cells):
+    """--scaling's targets, for the worker counts this run measured."""
+    if not meta.get("scaling"):
+        return ""
+    rows = scaling_rows(cells, meta)
+    out = []
+    for workers, floor in SCALING_EFFICIENCY:
+        for (target, name, kind, tool, mode), group in rows.items():
+            if kind != "persona" or mode != "keepalive":
+                continue
+            f = next((f for c, f in group if c["workers"] == workers), None)
+            if f is None:
+                continue
+            e = f["efficiency"]
+            met = "not measured" if e is None else ("yes" if e >= floor else "**no**")
+            out.append(f"| keep-alive efficiency at {workers} workers, {target} | ≥ {floor} | "
+                       f"{'-' if e is None else f'{e:.2f}'} | {met} |")
+    mine = rows.get((f"hello-{SCALING_PERSONA}", SCALING_PERSONA, "persona", "wrk", "keepalive"))
+    for name, label in SCALING_PEERS:
+        theirs = next((g for k, g in rows.items() if k[1:] == (name, "peer", "wrk", "keepalive")), None)
+        if not mine or not theirs:
+            continue
+        per = {c["workers"]: f["per_cpu"] for c, f in theirs}
+        pairs = [(c["workers"], f["per_cpu"], per.get(c["workers"])) for c, f in mine]
+        shown = ", ".join(f"{w}: {a / b:.2f}" if a and b else f"{w}: -" for w, a, b in pairs)
+        ok = all(a and b and a > b for _, a, b in pairs)
+        out.append(f"| keep-alive req/s per server CPU, hello-{SCALING_PERSONA} over {label}, per worker count | "
+                   f"> 1 at every count | {shown} | {'yes' if ok else '**no**'} |")
+    if not out:
+        return ""
+    return "\n".join(["| measure | target | result | met? |", "| --- | --- | --- | --- |"] + out)
 
 
 def _ms(value):
@@ -408,8 +548,10 @@ def shaping_table(meta, cells):
     return "\n".join(rows) + "\n\n" + "\n".join(cell_rows)
 
 
-def charts(out, cells):
-    """PNG charts; returns their file names (empty if matplotlib is missing)."""
+def charts(out, cells, meta=None):
+    """PNG charts; returns their file names (empty if matplotlib is missing).
+    A tool-bound cell is marked in every chart it is in."""
+    meta = meta or {}
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -432,14 +574,17 @@ def charts(out, cells):
                 ("rps", f"Requests per second ({tool}, {mode}, 1 worker, median)", "rps.png", "requests/s"),
                 ("cpu_us_per_request", f"Server CPU per request ({tool}, {mode}, 1 worker, median)", "cpu.png",
                  "CPU µs per request (user + system)")):
-            data = [(c["target"], c[field]) for c in bars if c.get(field)]
+            data = [(c["target"], c[field], c.get("limit") == "tool") for c in bars if c.get(field)]
             if not data:
                 continue
             fig, ax = plt.subplots(figsize=(9, 0.5 * len(data) + 1.5))
-            colors = ["tab:blue" if c.startswith("hello-") else "tab:gray" for c, _ in data]
-            ax.barh([d[0] for d in data], [d[1] for d in data], color=colors)
-            for i, (_, v) in enumerate(data):
-                ax.text(v, i, f" {v:,.0f}" if v >= 10 else f" {v:.1f}", va="center", fontsize=8)
+            colors = ["tab:blue" if c.startswith("hello-") else "tab:gray" for c, _, _ in data]
+            drawn = ax.barh([d[0] for d in data], [d[1] for d in data], color=colors)
+            for i, (_, v, bound) in enumerate(data):
+                if bound:
+                    drawn[i].set_hatch("//")
+                ax.text(v, i, (f" {v:,.0f}" if v >= 10 else f" {v:.1f}") + (" tool-bound" if bound else ""),
+                        va="center", fontsize=8)
             ax.set_xlabel(unit)
             ax.set_title(title)
             ax.invert_yaxis()
@@ -475,19 +620,72 @@ def charts(out, cells):
     # Requests per second against worker count, one line per target and configuration.
     series = {}
     for c in clean:
-        series.setdefault((c["target"], c["tool"], c["mode"]), []).append((c["workers"], c["rps"]))
-    series = {k: sorted(v) for k, v in series.items() if len(v) > 1}
+        series.setdefault((c["target"], c["tool"], c["mode"]), []).append((c["workers"], c["rps"], c))
+    series = {k: sorted(v, key=lambda p: p[0]) for k, v in series.items() if len(v) > 1}
+    n_cpus = server_cpu_count(meta)
     if series:
         fig, ax = plt.subplots(figsize=(8, 5))
         for (target, tool, mode), points in sorted(series.items()):
             ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=f"{target} ({tool}, {mode})")
+        _mark_limits(ax, [p for v in series.values() for p in v], n_cpus)
         ax.set_xlabel("workers")
         ax.set_ylabel("requests/s (median)")
         ax.set_xticks(sorted({p[0] for v in series.values() for p in v}))
         ax.set_title("Requests per second against worker count")
         ax.legend(fontsize=8)
         _save(plt, fig, out, "workers.png", made)
+    if meta.get("scaling"):
+        _scaling_chart(plt, out, cells, meta, made)
     return made
+
+
+def _mark_limits(ax, points, n_cpus):
+    """Rings the tool-bound points (workers, rps, cell) and shades the
+    worker counts beyond the server's CPUs."""
+    bound = [(w, r) for w, r, c in points if c.get("limit") == "tool"]
+    if bound:
+        ax.scatter([b[0] for b in bound], [b[1] for b in bound], s=160, facecolors="none", edgecolors="black",
+                   linewidths=2, zorder=5, label="tool-bound: the load tool was the limit")
+    top = max((w for w, _, _ in points), default=0)
+    if n_cpus and top > n_cpus:
+        ax.axvspan(n_cpus + 0.5, top + 0.5, color="0.9", zorder=0, label=f"oversubscribed (> {n_cpus} server CPUs)")
+
+
+def _scaling_chart(plt, out, cells, meta, made):
+    """--scaling: req/s per server CPU and efficiency against workers, one
+    column per mode, tool-bound points ringed."""
+    rows = scaling_rows(cells, meta)
+    modes = sorted({k[4] for k in rows}, key=lambda m: ("keepalive", "close").index(m) if m in (
+        "keepalive", "close") else 9)
+    if not modes:
+        return
+    fig, axes = plt.subplots(2, len(modes), figsize=(6 * len(modes), 8), squeeze=False)
+    counts = sorted({c["workers"] for g in rows.values() for c, _ in g})
+    for col, mode in enumerate(modes):
+        for row, (field, ylabel) in enumerate((("per_cpu", "requests/s per server CPU (median)"),
+                                                ("efficiency", "efficiency: rps(N) / (N x rps(1))"))):
+            ax = axes[row][col]
+            points = []
+            for (target, _, _, _, m), group in sorted(rows.items()):
+                if m != mode:
+                    continue
+                xs = [(c["workers"], f[field], c) for c, f in group if f[field] is not None]
+                ax.plot([x[0] for x in xs], [x[1] for x in xs], marker="o", label=target)
+                points += xs
+            _mark_limits(ax, points, server_cpu_count(meta))
+            if field == "efficiency":
+                ax.axhline(1.0, color="0.5", linestyle="--", linewidth=1)
+                ax.set_ylim(0, 1.2)
+            else:
+                ax.set_ylim(bottom=0)
+            ax.set_xticks(counts)
+            ax.set_xlabel("workers")
+            ax.set_ylabel(ylabel)
+            ax.set_title(f"wrk {mode}, {meta['scaling'].get('connections')} connections")
+            ax.legend(fontsize=7)
+    if server_cpu_count(meta) == 1:
+        fig.suptitle("One server CPU: this run can show no scaling")
+    _save(plt, fig, out, "scaling.png", made)
 
 
 def _save(plt, fig, out, name, made):
@@ -509,6 +707,15 @@ def write_markdown(out, meta, cells, chart_files):
         parts += ["## Problems", "", "These cells are not clean; their medians use only the clean runs, if any.", ""]
         parts += [f"- {c['target']} ({c['tool']}, {c['mode']}, workers {c['workers']}): {c['error']}" for c in problems]
         parts.append("")
+    parts += limits_section(meta, cells)
+    scaling = scaling_table(meta, cells)
+    if scaling:
+        parts += ["## Scaling", "", scaling_text(meta), "", scaling, ""]
+        judged = scaling_targets(meta, cells)
+        if judged:
+            parts += ["Targets of `--scaling` (docs/benchmarks.md):", "", judged, ""]
+        if "scaling.png" in chart_files:
+            parts += ["Chart: [scaling.png](scaling.png).", ""]
     targets = performance_table(meta, cells)
     if targets:
         parts += ["## Performance targets", "",
@@ -551,8 +758,76 @@ def write_markdown(out, meta, cells, chart_files):
                   "the tool read before it stopped."
                   + (" Chart: [latency.png](latency.png)." if "latency.png" in chart_files else ""), "",
                   server, ""]
-    parts += ["## All cells", "", cell_table(cells), ""]
+    parts += ["## All cells", "", cell_table(cells, meta), ""]
     if chart_files:
         parts += ["## Charts", ""] + [f"![{name}]({name})" for name in chart_files] + [""]
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write("\n".join(parts))
+
+
+def limits_section(meta, cells):
+    """What the load tool was and who was the limit of each cell: how many
+    cells were tool-bound, which, and the notes a reader needs first (a
+    single-threaded ab, shared CPUs, more workers than server CPUs)."""
+    tools_used = sorted({c["tool"] for c in cells})
+    threads = sorted({c["tool_threads"] for c in cells if c.get("tool_threads") and c["tool"] in ("wrk", "h2load")})
+    tool_cpus = len(plan.parse_cpus(str(meta["tool_cpus"]))) if meta.get("tool_cpus") else None
+    lines = ["## Who was the limit", ""]
+    about = [f"The load tool ran on {tool_cpus} CPU{'s' if tool_cpus != 1 else ''}"
+             + (f" (wrk and h2load with {', '.join(map(str, threads))} thread{'s' if threads != [1] else ''}, "
+                "connections divided evenly among them)" if threads else "") + "."]
+    if "ab" in tools_used:
+        about.append("ab is single-threaded: it keeps at most one CPU busy"
+                     + (f", whatever the {tool_cpus} load CPUs" if tool_cpus and tool_cpus > 1 else "") + ".")
+    shared = set()
+    try:
+        shared = set(plan.parse_cpus(str(meta["server_cpus"]))) & set(plan.parse_cpus(str(meta["tool_cpus"])))
+    except (KeyError, plan.PlanError):
+        pass
+    if shared:
+        about.append(f"**The server and the load tool shared CPU {plan.cpu_text(shared)}**: neither side's "
+                     "figures are its own.")
+    over = sorted({c["workers"] for c in cells if _oversubscribed(c, meta)})
+    if over:
+        n = server_cpu_count(meta)
+        about.append(f"**Oversubscribed**: {', '.join(map(str, over))} workers on {n} server "
+                     f"CPU{'s' if n != 1 else ''}; such workers share CPUs, and their cells are marked.")
+    measured = [c for c in cells if c.get("tool_busy") is not None or c.get("tool_cpus_busy") is not None]
+    bound = tool_bound_cells(cells)
+    if not measured:
+        lines += [" ".join(about), "", "This run has no CPU figures of the load tool.", ""]
+        return lines
+    about.append(f"**{len(bound)} of {len(measured)} cells were tool-bound**: the load tool used at least "
+                 f"{plan.BUSY:.0%} of the CPUs it can keep busy (its threads, at most its CPUs; or its CPUs were "
+                 "that busy counting everything that ran on them) and the server used less than "
+                 f"{plan.BUSY:.0%} of its CPUs (its workers, at most its CPUs). Their requests per second are "
+                 "what the tool could send, not what the server could answer; their CPU per request is "
+                 "still the server's.")
+    lines += [" ".join(about), ""]
+    if bound:
+        lines += [f"- {c['target']} (workers {c['workers']}, {c['tool']} {c['mode']} c{c['connections']}): "
+                  f"{limit_text(c)}" for c in bound]
+        lines.append("")
+    return lines
+
+
+def scaling_text(meta):
+    """What the scaling table shows, and, on one server CPU, that it can show no scaling."""
+    n = server_cpu_count(meta)
+    text = ("Each worker count's cells side by side. Req/s per server CPU divides by the CPUs the workers "
+            "could use (the workers, at most the server CPUs); efficiency is rps(N) / (N x rps(1)); the "
+            "workers' shares are each worker's part of the requests it answered (`/stats`, our personas): "
+            "how evenly `SO_REUSEPORT` spread the connections.")
+    scaling = meta.get("scaling")
+    if scaling:
+        counts = scaling["workers"]
+        text = (f"`--scaling`: {', '.join(map(str, counts))} worker{'s' if counts != [1] else ''}, every target "
+                "started with "
+                "as many (personas `--workers N`, nginx `worker_processes N`, h2o `num-threads: N`) and "
+                f"run in turn, repeat by repeat, under wrk keep-alive and one request per connection "
+                f"(`Connection: close`), {scaling['connections']} connections. " + text)
+    if n == 1:
+        text = ("**One server CPU: this run can show no scaling.** Every worker beyond the first would share "
+                "that CPU; run `scripts/bench --scaling` on a machine with at least 4 CPUs (2 serving) to "
+                "compare worker counts. " + text)
+    return text

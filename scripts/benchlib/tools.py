@@ -1,6 +1,7 @@
 """Load tools: how to run each in each mode, pinned to the tool CPUs."""
 import os
 import re
+import resource
 import shutil
 import socket
 import subprocess
@@ -69,9 +70,11 @@ WORKER_WAIT = 30
 WORKER_STOP = 10
 
 
-def command(tool, mode, url, connections, duration=None, requests=None):
-    """The argv that runs `tool` in `mode` against `url` (for locust with
-    workers, the master's; @CSV@ and @PORT@ are filled in by run())."""
+def command(tool, mode, url, connections, duration=None, requests=None, threads=1):
+    """The argv that runs `tool` in `mode` against `url` with `threads`
+    threads (wrk and h2load; benchlib.plan.tool_load says how many, and
+    makes `connections` a multiple of them). For locust with workers, the
+    master's argv; @CSV@ and @PORT@ are filled in by run()."""
     tool, workers = split(tool)
     if mode == "echo" and tool != "wrk":
         raise Unsupported("the echo mode is a wrk script")
@@ -90,7 +93,7 @@ def command(tool, mode, url, connections, duration=None, requests=None):
     if tool == "wrk":
         if requests:
             raise Unsupported("wrk runs for a duration, not a request count")
-        argv = ["wrk", "-t1", f"-c{connections}", f"-d{duration}s", "--latency"]
+        argv = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{duration}s", "--latency"]
         if mode == "close":
             argv += ["-H", "Connection: close"]
         if mode == "pipeline":
@@ -101,7 +104,7 @@ def command(tool, mode, url, connections, duration=None, requests=None):
     if tool == "h2load":
         if mode == "close":
             raise Unsupported("h2load keeps connections open")
-        argv = ["h2load", "--h1", "-c", str(connections)]
+        argv = ["h2load", "--h1", "-t", str(threads), "-c", str(connections)]
         argv += ["-n", str(requests)] if requests else ["-D", str(duration)]
         if mode == "pipeline":
             argv += ["-m", str(PIPELINE_DEPTH)]
@@ -175,9 +178,22 @@ def run_locust_distributed(argv, workers, port, cpus, env, limit):
             log.close()
 
 
-def run(tool, mode, url, connections, cpus, duration=None, requests=None):
-    """Runs one load and returns the parsed result. Raises Unsupported or ParseError."""
-    argv = command(tool, mode, url, connections, duration, requests)
+def run(tool, mode, url, connections, cpus, duration=None, requests=None, threads=1):
+    """Runs one load and returns the parsed result with the tool's own CPU
+    time (user + system of every process it ran, `tool_cpu_seconds`) and
+    its wall time (`tool_wall_seconds`). Raises Unsupported or ParseError."""
+    before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
+    result = _run(tool, mode, url, connections, cpus, duration, requests, threads)
+    wall, after = time.monotonic() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
+    # Every process the tool ran has been waited for by now (locust's
+    # workers too), so the children's usage holds all of it.
+    result["tool_cpu_seconds"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    result["tool_wall_seconds"] = wall
+    return result
+
+
+def _run(tool, mode, url, connections, cpus, duration, requests, threads):
+    argv = command(tool, mode, url, connections, duration, requests, threads)
     tool, workers = split(tool)
     env = dict(os.environ, PIPELINE_DEPTH=str(PIPELINE_DEPTH))
     with tempfile.TemporaryDirectory(prefix="bench-tool-") as tmp:
