@@ -93,19 +93,23 @@ class Load(NamedTuple):
     parallel: int
 
 
-def tool_load(tool, tool_cpus, connections):
+def tool_load(tool, tool_cpus, connections, requests=None):
     """The load of `tool` ("wrk", "h2load", "ab", "locust", "locust-w4") on
     `tool_cpus` CPUs for `connections` connections asked. wrk and h2load run
     one thread per load CPU, never more threads than connections, and the
     connections are rounded up to a multiple of the threads so that every
-    thread has as many (wrk drops the rest of an uneven division). ab and
-    one locust process are single-threaded; locust-wN runs N worker
-    processes (and a master that makes no requests)."""
+    thread has as many (wrk drops the rest of an uneven division); with a
+    request count (h2load -n, which must be at least -c) they are rounded
+    down instead where up would pass it. ab and one locust process are
+    single-threaded; locust-wN runs N worker processes (and a master that
+    makes no requests)."""
     if tool_cpus < 1 or connections < 1:
         raise PlanError("a load needs at least one CPU and one connection")
     if tool in ("wrk", "h2load"):
-        threads = min(tool_cpus, connections)
+        threads = min(tool_cpus, connections, requests or connections)
         per = math.ceil(connections / threads)
+        if requests and per * threads > requests:
+            per = requests // threads
         return Load(threads, per * threads, per, threads)
     workers = int(tool[len("locust-w"):]) if tool.startswith("locust-w") else 1
     return Load(1, connections, connections, min(workers, tool_cpus))
@@ -142,13 +146,17 @@ def busy(cpu_seconds, wall_seconds, cpus):
     return cpu_seconds / (wall_seconds * cpus)
 
 
-def limit(tool_busy, server_busy, tool_cpus_busy=None):
+def limit(tool_busy, server_busy, tool_cpus_busy=None, shared=False):
     """Who was the limit of one run: "tool" (the load tool was at its limit
     and the server was not: tool-bound), "server", "both", or None (neither
     was: the connections or the latency were). The tool was at its limit
     when its own processes kept BUSY of the CPUs it can use busy, or when
     its CPUs were that busy counting everything that ran on them (a
-    neighbour that takes the tool's CPU weakens the load just as much)."""
+    neighbour that takes the tool's CPU weakens the load just as much).
+    With `shared` CPUs the server is that neighbour, so only the tool's own
+    figure counts."""
+    if shared:
+        tool_cpus_busy = None
     if tool_busy is None and tool_cpus_busy is None:
         return None
     tool_at = max(tool_busy or 0, tool_cpus_busy or 0) >= BUSY

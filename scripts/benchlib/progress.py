@@ -5,9 +5,11 @@ import time
 
 def left_text(seconds):
     """A rough time left: "about 40 s left", "about 9 min left"."""
-    if seconds < 60:
-        return f"about {max(1, round(seconds / 10) * 10 if seconds >= 10 else round(seconds))} s left"
-    return f"about {round(seconds / 60)} min left"
+    if seconds < 10:
+        return f"about {max(1, round(seconds))} s left"
+    if seconds < 55:
+        return f"about {round(seconds / 10) * 10} s left"
+    return f"about {max(1, round(seconds / 60))} min left"
 
 
 class Progress:

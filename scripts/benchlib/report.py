@@ -148,12 +148,14 @@ def scaling_rows(cells, meta):
     """The cells of a worker-count comparison, grouped per (target, tool,
     mode) with 1 worker among them, each with its figures: req/s per
     server CPU (the CPUs its workers could use), efficiency rps(N) / (N x
-    rps(1)). Returns {(target, name, kind, tool, mode): [(cell, figures)]}."""
+    rps(1)). Returns {(target, name, kind, tool, mode, connections):
+    [(cell, figures)]}."""
     n_cpus = server_cpu_count(meta) or 1
     groups = {}
     for c in cells:
         if not c.get("variant"):
-            groups.setdefault((c["target"], c["name"], c["kind"], c["tool"], c["mode"]), []).append(c)
+            groups.setdefault((c["target"], c["name"], c["kind"], c["tool"], c["mode"], c["connections"]),
+                              []).append(c)
     out = {}
     for key, group in groups.items():
         group.sort(key=lambda c: c["workers"])
@@ -182,46 +184,70 @@ def scaling_table(meta, cells):
     rows = scaling_rows(cells, meta)
     if not rows:
         return ""
-    lines = ["| target | tool | mode | workers | req/s | req/s per server CPU | CPU µs/req | efficiency | "
-             "workers' shares of the requests | tool / server CPU busy |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for (target, _, _, tool, mode), group in rows.items():
+    lines = ["| target | tool | mode | connections | workers | req/s | req/s per server CPU | CPU µs/req | "
+             "efficiency | workers' shares of the requests | tool / server CPU busy |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for (target, _, _, tool, mode, _), group in rows.items():
         for c, f in group:
             eff = f"{f['efficiency']:.2f}" if f["efficiency"] is not None else "-"
-            lines.append(f"| {target} | {tool} | {mode} | {_workers_text(c, meta)} | {_rps_text(c)} | "
+            lines.append(f"| {target} | {tool} | {mode} | {_connections_text(c)} | {_workers_text(c, meta)} | "
+                         f"{_rps_text(c)} | "
                          f"{_fmt(f['per_cpu'])} | {_fmt(c.get('cpu_us_per_request'), 1)} | {eff} | "
                          f"{_share_text(c.get('worker_shares'))} | {limit_text(c)} |")
     return "\n".join(lines)
 
 
+def _connections_text(cell):
+    opened = cell.get("tool_connections")
+    return f"{cell['connections']} ({opened} opened)" if opened and opened != cell["connections"] else str(
+        cell["connections"])
+
+
+def _verdict(values, bound, passed):
+    """A target's verdict: "not measured" if a value is missing, "tool-bound"
+    if a cell judged was (its rate is the tool's), else yes or **no**."""
+    if any(v is None for v in values):
+        return "not measured"
+    if bound:
+        return "tool-bound: not judged"
+    return "yes" if passed else "**no**"
+
+
 def scaling_targets(meta, cells):
-    """--scaling's targets, for the worker counts this run measured."""
+    """--scaling's targets, for the worker counts this run measured. A
+    tool-bound cell is not judged: its requests per second are the tool's."""
     if not meta.get("scaling"):
         return ""
     rows = scaling_rows(cells, meta)
+    keepalive = {k: g for k, g in rows.items() if k[3:5] == ("wrk", "keepalive")}
     out = []
     for workers, floor in SCALING_EFFICIENCY:
-        for (target, name, kind, tool, mode), group in rows.items():
-            if kind != "persona" or mode != "keepalive":
+        for (target, name, kind, *_), group in keepalive.items():
+            if kind != "persona":
                 continue
-            f = next((f for c, f in group if c["workers"] == workers), None)
+            at = [(c, f) for c, f in group if c["workers"] in (1, workers)]
+            f = next((f for c, f in at if c["workers"] == workers), None)
             if f is None:
                 continue
             e = f["efficiency"]
-            met = "not measured" if e is None else ("yes" if e >= floor else "**no**")
+            met = _verdict([e], any(c.get("limit") == "tool" for c, _ in at), e is not None and e >= floor)
             out.append(f"| keep-alive efficiency at {workers} workers, {target} | ≥ {floor} | "
                        f"{'-' if e is None else f'{e:.2f}'} | {met} |")
-    mine = rows.get((f"hello-{SCALING_PERSONA}", SCALING_PERSONA, "persona", "wrk", "keepalive"))
+    mine = next((g for k, g in keepalive.items() if k[1:3] == (SCALING_PERSONA, "persona")), None)
     for name, label in SCALING_PEERS:
-        theirs = next((g for k, g in rows.items() if k[1:] == (name, "peer", "wrk", "keepalive")), None)
+        theirs = next((g for k, g in keepalive.items() if k[1:3] == (name, "peer")), None)
         if not mine or not theirs:
             continue
-        per = {c["workers"]: f["per_cpu"] for c, f in theirs}
-        pairs = [(c["workers"], f["per_cpu"], per.get(c["workers"])) for c, f in mine]
-        shown = ", ".join(f"{w}: {a / b:.2f}" if a and b else f"{w}: -" for w, a, b in pairs)
-        ok = all(a and b and a > b for _, a, b in pairs)
+        per = {c["workers"]: (f["per_cpu"], c) for c, f in theirs}
+        pairs = [(c["workers"], f["per_cpu"], per.get(c["workers"], (None, {}))[0],
+                  c.get("limit") == "tool" or per.get(c["workers"], (None, {}))[1].get("limit") == "tool")
+                 for c, f in mine]
+        shown = ", ".join(f"{w}: {a / b:.2f}" + (" (tool-bound)" if bound else "") if a and b else f"{w}: -"
+                          for w, a, b, bound in pairs)
+        met = _verdict([x for _, a, b, _ in pairs for x in (a, b)], any(p[3] for p in pairs),
+                       all(a and b and a > b for _, a, b, _ in pairs))
         out.append(f"| keep-alive req/s per server CPU, hello-{SCALING_PERSONA} over {label}, per worker count | "
-                   f"> 1 at every count | {shown} | {'yes' if ok else '**no**'} |")
+                   f"> 1 at every count | {shown} | {met} |")
     if not out:
         return ""
     return "\n".join(["| measure | target | result | met? |", "| --- | --- | --- | --- |"] + out)
@@ -620,13 +646,14 @@ def charts(out, cells, meta=None):
     # Requests per second against worker count, one line per target and configuration.
     series = {}
     for c in clean:
-        series.setdefault((c["target"], c["tool"], c["mode"]), []).append((c["workers"], c["rps"], c))
+        series.setdefault((c["target"], c["tool"], c["mode"], c["connections"]), []).append((c["workers"], c["rps"], c))
     series = {k: sorted(v, key=lambda p: p[0]) for k, v in series.items() if len(v) > 1}
     n_cpus = server_cpu_count(meta)
     if series:
         fig, ax = plt.subplots(figsize=(8, 5))
-        for (target, tool, mode), points in sorted(series.items()):
-            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=f"{target} ({tool}, {mode})")
+        for (target, tool, mode, conns), points in sorted(series.items()):
+            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o",
+                    label=f"{target} ({tool}, {mode}, c{conns})")
         _mark_limits(ax, [p for v in series.values() for p in v], n_cpus)
         ax.set_xlabel("workers")
         ax.set_ylabel("requests/s (median)")
@@ -666,7 +693,7 @@ def _scaling_chart(plt, out, cells, meta, made):
                                                 ("efficiency", "efficiency: rps(N) / (N x rps(1))"))):
             ax = axes[row][col]
             points = []
-            for (target, _, _, _, m), group in sorted(rows.items()):
+            for (target, _, _, _, m, _), group in sorted(rows.items()):
                 if m != mode:
                     continue
                 xs = [(c["workers"], f[field], c) for c, f in group if f[field] is not None]
@@ -774,7 +801,8 @@ def limits_section(meta, cells):
     tool_cpus = len(plan.parse_cpus(str(meta["tool_cpus"]))) if meta.get("tool_cpus") else None
     lines = ["## Who was the limit", ""]
     about = [f"The load tool ran on {tool_cpus} CPU{'s' if tool_cpus != 1 else ''}"
-             + (f" (wrk and h2load with {', '.join(map(str, threads))} thread{'s' if threads != [1] else ''}, "
+             + (f" ({' and '.join(t for t in ('wrk', 'h2load') if t in tools_used)} with "
+                f"{', '.join(map(str, threads))} thread{'s' if threads != [1] else ''}, "
                 "connections divided evenly among them)" if threads else "") + "."]
     if "ab" in tools_used:
         about.append("ab is single-threaded: it keeps at most one CPU busy"

@@ -253,6 +253,7 @@ class InterleavingTest(unittest.TestCase):
 
         bench.run_once = run_once
         bench.unsupported = lambda *a: None
+        bench.repeats = lambda tool, args: args.repeat
         jobs = [("wrk", "keepalive", 64), ("wrk", "pipeline", 64)]
         plan = [(types.SimpleNamespace(name=n, label=n, kind="persona", workers=1), jobs, n) for n in ("off", "on")]
         cells = []
@@ -268,6 +269,7 @@ class InterleavingTest(unittest.TestCase):
         order = []
         bench.run_once = lambda target, tool, mode, conns, i, *rest: order.append((i, target.name, mode)) or {}
         bench.unsupported = lambda *a: None
+        bench.repeats = lambda tool, args: args.repeat
         jobs = [("wrk", "keepalive", 64), ("wrk", "pipeline", 64)]
         plan = [(types.SimpleNamespace(name=n, label=n, kind="persona", workers=1), jobs, n) for n in ("a", "b")]
         bench.measure_interleaved(plan, types.SimpleNamespace(repeat=2), "0", [], [])

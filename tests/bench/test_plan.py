@@ -81,6 +81,11 @@ class LoadTest(unittest.TestCase):
         self.assertEqual(plan.tool_load("wrk", 8, 3), plan.Load(3, 3, 1, 3))
         self.assertEqual(plan.tool_load("h2load", 32, 1), plan.Load(1, 1, 1, 1))
 
+    def test_h2load_never_opens_more_connections_than_requests(self):
+        self.assertEqual(plan.tool_load("h2load", 8, 100, requests=100), plan.Load(8, 96, 12, 8))
+        self.assertEqual(plan.tool_load("h2load", 8, 100, requests=1000), plan.Load(8, 104, 13, 8))
+        self.assertEqual(plan.tool_load("h2load", 8, 10, requests=4), plan.Load(4, 4, 1, 4))
+
     def test_single_threaded_tools(self):
         self.assertEqual(plan.tool_load("ab", 8, 100), plan.Load(1, 100, 100, 1))
         self.assertEqual(plan.tool_load("locust", 8, 64), plan.Load(1, 64, 64, 1))
@@ -126,8 +131,12 @@ class ScalingPlanTest(unittest.TestCase):
         self.assertEqual(args.targets, bench.SCALING_PERSONAS)
         args = bench.parse_args(["--scaling", "spring", "--connections", "128"], available=cpus(2))
         self.assertEqual((args.workers_list, args.jobs[0][2], args.targets), ([1], 128, ["spring"]))
+        args = bench.parse_args(["--scaling", "--workers", "1,16"], available=cpus(16))
+        self.assertEqual(args.workers_list, [1, 16])
         for bad in (["--scaling", "--performance"], ["--scaling", "--requests", "10"],
-                    ["--scaling", "--peers"], ["--server-cpus", "7"]):
+                    ["--scaling", "--peers"], ["--server-cpus", "7"], ["--scaling", "--tool", "ab"],
+                    ["--scaling", "--mode", "pipeline"], ["--scaling", "--connections", "abc"],
+                    ["--scaling", "--access-log-pair"]):
             with self.assertRaises(SystemExit, msg=bad), contextlib.redirect_stderr(io.StringIO()):
                 bench.parse_args(bad, available=cpus(2))
 
@@ -161,6 +170,9 @@ class LimitTest(unittest.TestCase):
         self.assertIsNone(plan.limit(0.50, 0.45, tool_cpus_busy=0.60))
         # A remote target: no server figures, only the tool's.
         self.assertEqual(plan.limit(0.95, None), "tool")
+        # Server and tool on the same CPU: the server fills it, so only the tool's own use counts.
+        self.assertIsNone(plan.limit(0.50, 0.45, tool_cpus_busy=0.99, shared=True))
+        self.assertEqual(plan.limit(0.95, 0.45, tool_cpus_busy=0.99, shared=True), "tool")
 
     def test_cpu_jiffies(self):
         stat = ("cpu  100 0 100 800 0 0 0 0 0 0\n"
@@ -185,6 +197,21 @@ META16 = {"started": "x", "nproc": 16, "cpu_model": "m", "kernel": "k", "server_
           "scaling": {"workers": [1, 2, 4, 8], "server_cpus": 8, "connections": 256}}
 
 
+class PlannedRunsTest(unittest.TestCase):
+    def test_a_missing_tool_makes_one_run(self):
+        bench = load_bench()
+        saved = tools.missing
+        tools.missing = lambda tool: "not installed" if tool == "h2load" else None
+        try:
+            target = type("T", (), {"name": "sanic", "kind": "persona"})()
+            args = bench.parse_args(["sanic", "--repeat", "5"], available=cpus(2))
+            jobs = [("wrk", "keepalive", 64), ("h2load", "keepalive", 64), ("ab", "pipeline", 64)]
+            # ab cannot pipeline: skipped; h2load missing: one run with its error.
+            self.assertEqual(bench.planned_runs(target, jobs, args), 6)
+        finally:
+            tools.missing = saved
+
+
 class SummarizeTest(unittest.TestCase):
     def test_cell_is_tool_bound_by_its_medians(self):
         bench = load_bench()
@@ -197,28 +224,48 @@ class SummarizeTest(unittest.TestCase):
 
 
 class ScalingReportTest(unittest.TestCase):
-    def cells(self):
+    def cells(self, bound_at=8, h2o=True):
         out = []
-        for w, sanic, nginx, h2o in ((1, 100e3, 80e3, 85e3), (2, 196e3, 150e3, 160e3), (4, 384e3, 300e3, 320e3),
-                                     (8, 560e3, 590e3, 600e3)):
-            out.append(cell("hello-sanic", "sanic", "persona", w, sanic, shares=[1 / w] * w,
-                            limit="tool" if w == 8 else None))
+        for w, sanic, nginx, h2o_rps in ((1, 100e3, 80e3, 85e3), (2, 196e3, 150e3, 160e3),
+                                         (4, 384e3, 300e3, 320e3), (8, 560e3, 590e3, 600e3)):
+            shares = [0.5 / w] * (w // 2) + [1.5 / w] * (w // 2) if w > 1 else None
+            out.append(cell("hello-sanic", "sanic", "persona", w, sanic, shares=shares,
+                            limit="tool" if w == bound_at else None))
             out.append(cell("nginx", "nginx", "peer", w, nginx))
-            out.append(cell("h2o 2.2.5 (static file)", "h2o", "peer", w, h2o))
+            if h2o:
+                out.append(cell("h2o 2.2.5 (static file)", "h2o", "peer", w, h2o_rps))
+        # The same at another connection count: a group of its own.
+        out.append(cell("hello-sanic", "sanic", "persona", 1, 50e3))
+        out[-1]["connections"] = 64
         return out
 
     def test_efficiency_and_per_cpu(self):
         rows = report.scaling_rows(self.cells(), META16)
-        sanic = rows[("hello-sanic", "sanic", "persona", "wrk", "keepalive")]
+        sanic = rows[("hello-sanic", "sanic", "persona", "wrk", "keepalive", 256)]
         self.assertEqual([round(f["efficiency"], 2) for _, f in sanic], [1.0, 0.98, 0.96, 0.7])
         self.assertEqual([f["per_cpu"] for _, f in sanic], [100e3, 98e3, 96e3, 70e3])
+        self.assertEqual(len(rows[("hello-sanic", "sanic", "persona", "wrk", "keepalive", 64)]), 1)
 
     def test_targets(self):
-        table = report.scaling_targets(META16, self.cells())
+        table = report.scaling_targets(META16, self.cells(bound_at=None))
         self.assertRegex(table, r"efficiency at 4 workers, hello-sanic \| ≥ 0.9 \| 0.96 \| yes")
         self.assertRegex(table, r"efficiency at 8 workers, hello-sanic \| ≥ 0.8 \| 0.70 \| \*\*no\*\*")
         self.assertRegex(table, r"over nginx, per worker count \| > 1 at every count \| 1: 1.25, 2: 1.31, "
                                 r"4: 1.28, 8: 0.95 \| \*\*no\*\*")
+
+    def test_tool_bound_cells_are_not_judged(self):
+        table = report.scaling_targets(META16, self.cells(bound_at=8))
+        self.assertRegex(table, r"efficiency at 4 workers, hello-sanic \| ≥ 0.9 \| 0.96 \| yes")
+        self.assertRegex(table, r"efficiency at 8 workers, hello-sanic \| ≥ 0.8 \| 0.70 \| tool-bound: not judged")
+        self.assertRegex(table, r"over nginx, .* 8: 0.95 \(tool-bound\) \| tool-bound: not judged")
+
+    def test_a_peer_that_did_not_run_is_not_measured(self):
+        cells = [dict(c, rps=None) if c["name"] == "h2o" and c["workers"] == 4 else c
+                 for c in self.cells(bound_at=None)]
+        table = report.scaling_targets(META16, cells)
+        self.assertRegex(table, r"over h2o 2.2.5 \(static file\), per worker count \| > 1 at every count \| "
+                                r"1: 1.18, 2: 1.23, 4: -, 8: 0.93 \| not measured")
+        self.assertNotIn("over h2o", report.scaling_targets(META16, self.cells(h2o=False)))
 
     def test_report_marks_tool_bound_and_oversubscribed(self):
         cells = self.cells() + [cell("hello-sanic", "sanic", "persona", 16, 500e3)]
@@ -226,12 +273,12 @@ class ScalingReportTest(unittest.TestCase):
             report.write_markdown(out, META16, cells, [])
             with open(os.path.join(out, "report.md")) as f:
                 text = f.read()
-        self.assertIn("**1 of 13 cells were tool-bound**", text)
+        self.assertIn("**1 of 14 cells were tool-bound**", text)
         self.assertIn("- hello-sanic (workers 8, wrk keepalive c256): tool 97% / server 50%: **tool-bound**", text)
-        self.assertIn("| hello-sanic | wrk | keepalive | 8 | 560,000 (tool-bound) |", text)
+        self.assertIn("| hello-sanic | wrk | keepalive | 256 | 8 | 560,000 (tool-bound) |", text)
         self.assertIn("| hello-sanic | 16 (oversubscribed) | wrk -t8 | keepalive |", text)
         self.assertIn("**Oversubscribed**: 16 workers on 8 server CPUs", text)
-        self.assertIn("12% to 12% (even: 12%)", text)
+        self.assertIn("| 6% to 19% (even: 12%) |", text)
         self.assertNotIn("can show no scaling", text)
 
     def test_one_server_cpu_says_so(self):
@@ -269,6 +316,7 @@ class ProgressTest(unittest.TestCase):
     def test_left_text(self):
         self.assertEqual(progress.left_text(5.2), "about 5 s left")
         self.assertEqual(progress.left_text(44), "about 40 s left")
+        self.assertEqual(progress.left_text(56), "about 1 min left")
         self.assertEqual(progress.left_text(60 * 9.4), "about 9 min left")
 
 
