@@ -27,6 +27,8 @@ constexpr hello::Persona kSanic{
     .json = kJson,
     .error_type = "text/plain; charset=utf-8",
     .error_format = "{reason}",
+    // Sanic's TLS sets ALPN to http/1.1 (sanic/http/tls/context.py).
+    .alpn = "http/1.1",
 };
 
 }  // namespace

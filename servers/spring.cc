@@ -33,6 +33,9 @@ constexpr hello::Persona kSpring{
     .json = kJson,
     .error_type = "text/plain;charset=UTF-8",
     .error_format = "{reason}",
+    // Tomcat's TLS connector answers ALPN with http/1.1 while no HTTP/2
+    // upgrade protocol is configured.
+    .alpn = "http/1.1",
 };
 
 }  // namespace

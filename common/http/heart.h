@@ -68,6 +68,10 @@ class Heart {
   virtual Fed resume(std::string& out) = 0;
   // The request in progress took too long: appends 408; the connection closes.
   virtual void time_out(std::string& out) = 0;
+  // The client spoke another protocol than the port's (plain HTTP to a
+  // TLS port): appends the answer to malformed input, sent in clear; the
+  // connection closes.
+  virtual void refuse(std::string& out) = 0;
 };
 
 }  // namespace hello

@@ -17,6 +17,8 @@ class FloorSession final : public Heart {
   Fed feed(const char* data, size_t len, std::string& out) override;
   Fed resume(std::string& out) override;
   void time_out(std::string& out) override;
+  // hello-floor answers nothing but its one response: it closes.
+  void refuse(std::string&) override {}
 
  private:
   const ResponseTable& table_;

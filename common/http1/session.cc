@@ -104,6 +104,11 @@ void Session::time_out(std::string& out) {
   fail(out, 408, false);
 }
 
+void Session::refuse(std::string& out) {
+  if (state_ == State::closed) return;
+  fail(out, 400);
+}
+
 // The answer waits: parsing pauses here, and resume() sends it.
 int Session::defer(uint64_t delay_us, Variant v, bool head, bool keep_alive, bool shaped) {
   deferred_ = {delay_us, v, head, keep_alive, shaped};

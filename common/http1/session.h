@@ -42,6 +42,7 @@ class Session final : public Heart, private RequestReader {
   Fed feed(const char* data, size_t len, std::string& out) override;
   Fed resume(std::string& out) override;
   void time_out(std::string& out) override;
+  void refuse(std::string& out) override;
 
   // Between requests, in one, waiting to answer one, or answering no more.
   enum class State : uint8_t { idle, in_request, deferred, closed };

@@ -29,6 +29,10 @@ class Transport {
     void (*on_written)(void* data, int status);
     // close() has finished: nothing of the transport is in use any more.
     void (*on_closed)(void* data);
+    // The client spoke plain HTTP to a TLS port: the answer is written in
+    // clear (try_write and write pass it through), then the connection
+    // closes. Nothing more is read.
+    void (*on_misdirected)(void* data);
   };
 
   virtual ~Transport() = default;
@@ -71,6 +75,7 @@ class Transport {
   void report_read(ssize_t nread, const uv_buf_t* buf) { events_->on_read(data_, nread, buf); }
   void report_written(int status) { events_->on_written(data_, status); }
   void report_closed() { events_->on_closed(data_); }
+  void report_misdirected() { events_->on_misdirected(data_); }
 
   const Events* events_ = nullptr;
   void* data_ = nullptr;

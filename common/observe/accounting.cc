@@ -24,6 +24,27 @@ void Accounting::closed(CloseReason why) {
   stats_.open.sub();
 }
 
+void Accounting::tls_handshake(const TlsHandshake& h) {
+  using End = TlsHandshake::End;
+  static constexpr Counter WorkerStats::*kByEnd[] = {
+      &WorkerStats::tls_full,
+      &WorkerStats::tls_resumed,
+      &WorkerStats::tls_failed_version,
+      &WorkerStats::tls_failed_cipher,
+      &WorkerStats::tls_failed_plain_http,
+      &WorkerStats::tls_failed_other,
+      &WorkerStats::tls_failed_client_left,
+  };
+  static_assert(std::size(kByEnd) == static_cast<size_t>(End::client_left) + 1);
+  (stats_.*kByEnd[static_cast<size_t>(h.end)]).add();
+  if (h.end != End::full && h.end != End::resumed) return;
+  (h.tls13 ? stats_.tls_v1_3 : stats_.tls_v1_2).add();
+  static constexpr Counter WorkerStats::*kByCipher[] = {
+      &WorkerStats::tls_aes_128_gcm, &WorkerStats::tls_aes_256_gcm, &WorkerStats::tls_chacha20,
+      &WorkerStats::tls_cipher_other};
+  (stats_.*kByCipher[static_cast<size_t>(h.cipher)]).add();
+}
+
 [[gnu::noinline]] void Accounting::count_shaping(Answered::Shaping s) {
   switch (s) {
     case Answered::Shaping::none:

@@ -57,6 +57,23 @@ struct Answered {
   std::string_view target;
 };
 
+// The end of one TLS handshake (docs/tls.md).
+struct TlsHandshake {
+  enum class End : uint8_t {
+    full,         // completed, a full handshake
+    resumed,      // completed from a ticket
+    version,      // failed: no version in common (a TLS 1.0-only client)
+    cipher,       // failed: no cipher suite or group in common
+    plain_http,   // plain HTTP to the TLS port (answered 400 in clear)
+    other,        // failed otherwise: garbage, a bad record, the client's alert
+    client_left,  // the client closed, or timed out, before the end
+  };
+  enum class Cipher : uint8_t { aes_128_gcm, aes_256_gcm, chacha20, other };
+  End end = End::other;
+  bool tls13 = false;  // completed: the version
+  Cipher cipher = Cipher::other;
+};
+
 class Accounting {
  public:
   // Counts into `stats`; times answers into `service_time` and logs them to
@@ -118,6 +135,8 @@ class Accounting {
   void accept_failed() { stats_.accept_errors.add(); }
   // The worker's loop stalled (--stall).
   void stalled() { stats_.stalls.add(); }
+  // A TLS handshake ended (--tls).
+  void tls_handshake(const TlsHandshake& h);
 
   // Once a second: the log's timestamp, and its buffer handed to the writer.
   void tick(time_t now);

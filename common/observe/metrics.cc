@@ -34,6 +34,13 @@ constexpr FamilyHelp kHelp[] = {
     {"hello_shaped_responses_total",
      "Shaped answers (kind any), and those answered by a TCP reset (kind reset)."},
     {"hello_shaping_parameter_errors_total", "400s for bad shaping parameters."},
+    {"hello_tls_handshakes_total", "TLS handshakes completed: full, or resumed from a ticket."},
+    {"hello_tls_handshake_failures_total",
+     "TLS handshakes that failed, by reason: version (no version in common), cipher (no cipher "
+     "suite or group in common), plain_http (plain HTTP to the TLS port, answered 400 in clear), "
+     "other (garbage, a bad record, the client's alert), client_left (closed or timed out first)."},
+    {"hello_tls_versions_total", "TLS handshakes completed, by version."},
+    {"hello_tls_ciphers_total", "TLS handshakes completed, by the cipher of their suite."},
     {"hello_connections_open", "Connections open now."},
 };
 

@@ -92,6 +92,34 @@ enum class StatsShown : uint8_t {
     "hello_shaped_responses_total", "kind=\"reset\"")                                          \
   X(shape_errors, "shaping", "errors", "{} bad shaping parameters", if_nonzero,                \
     "hello_shaping_parameter_errors_total", "")                                                \
+  /* TLS handshakes (--tls, docs/tls.md): completed full or resumed, failed by why. */        \
+  X(tls_full, "tls", "full", "{} TLS handshakes", if_nonzero,                                  \
+    "hello_tls_handshakes_total", "kind=\"full\"")                                             \
+  X(tls_resumed, "tls", "resumed", "{} resumed", if_nonzero,                                   \
+    "hello_tls_handshakes_total", "kind=\"resumed\"")                                          \
+  X(tls_failed_version, "tls", "failed_version", "{} TLS failed (version)", if_nonzero,        \
+    "hello_tls_handshake_failures_total", "reason=\"version\"")                                \
+  X(tls_failed_cipher, "tls", "failed_cipher", "{} TLS failed (no cipher)", if_nonzero,        \
+    "hello_tls_handshake_failures_total", "reason=\"cipher\"")                                 \
+  X(tls_failed_plain_http, "tls", "failed_plain_http", "{} plain HTTP to TLS", if_nonzero,     \
+    "hello_tls_handshake_failures_total", "reason=\"plain_http\"")                             \
+  X(tls_failed_other, "tls", "failed_other", "{} TLS failed (other)", if_nonzero,              \
+    "hello_tls_handshake_failures_total", "reason=\"other\"")                                  \
+  X(tls_failed_client_left, "tls", "failed_client_left", "{} TLS failed (client left)",        \
+    if_nonzero, "hello_tls_handshake_failures_total", "reason=\"client_left\"")                \
+  /* Completed handshakes by version and by the cipher of their suite. */                       \
+  X(tls_v1_2, "tls", "tls1_2", "", json_only,                                                  \
+    "hello_tls_versions_total", "version=\"TLSv1.2\"")                                         \
+  X(tls_v1_3, "tls", "tls1_3", "", json_only,                                                  \
+    "hello_tls_versions_total", "version=\"TLSv1.3\"")                                         \
+  X(tls_aes_128_gcm, "tls", "aes_128_gcm", "", json_only,                                      \
+    "hello_tls_ciphers_total", "cipher=\"AES-128-GCM\"")                                       \
+  X(tls_aes_256_gcm, "tls", "aes_256_gcm", "", json_only,                                      \
+    "hello_tls_ciphers_total", "cipher=\"AES-256-GCM\"")                                       \
+  X(tls_chacha20, "tls", "chacha20_poly1305", "", json_only,                                   \
+    "hello_tls_ciphers_total", "cipher=\"CHACHA20-POLY1305\"")                                 \
+  X(tls_cipher_other, "tls", "other_cipher", "", json_only,                                    \
+    "hello_tls_ciphers_total", "cipher=\"other\"")                                             \
   /* Open now. */                                                                              \
   X(open, "", "", "", live_only,                                                               \
     "hello_connections_open", "")

@@ -99,6 +99,11 @@ struct Persona {
   std::span<const ErrorBody> errors = {};
   std::string_view error_type = {};
   std::string_view error_format = {};
+
+  // With --tls (docs/tls.md): the protocol its ALPN answer selects when the
+  // client offers it, as the framework's own TLS sends it; empty: none is
+  // selected, and a client that offers h2 gets HTTP/1.1.
+  std::string_view alpn = {};
 };
 
 }  // namespace hello

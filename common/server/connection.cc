@@ -65,7 +65,8 @@ struct ConnectionCallbacks {
   static void read(void* c, ssize_t nread, const uv_buf_t* buf) { of(c)->on_read(nread, buf); }
   static void written(void* c, int status) { of(c)->on_written(status); }
   static void closed(void* c) { of(c)->on_closed(); }
-  static constexpr Transport::Events kEvents = {read, written, closed};
+  static void misdirected(void* c) { of(c)->on_misdirected(); }
+  static constexpr Transport::Events kEvents = {read, written, closed, misdirected};
 };
 
 Connection::Connection(ConnectionContext& ctx)
@@ -89,8 +90,19 @@ void Connection::adopt(uv_os_sock_t fd, Protocol protocol) {
 }
 
 // `rc`: how accepting or adopting the socket went (0, or a libuv error).
+// With --tls the connection speaks through a TLS transport over it.
 void Connection::open_tcp(int rc, Protocol protocol) {
-  attach(tcp_, protocol);
+  Transport* transport = &tcp_;
+  if (rc == 0 && ctx_.tls() != nullptr) {
+    tls_ = ctx_.acquire_tls();
+    if (tls_->wrap(tcp_)) {
+      transport = tls_;
+    } else {
+      ctx_.release_tls(std::exchange(tls_, nullptr));
+      rc = UV_ENOMEM;
+    }
+  }
+  attach(*transport, protocol);
   if (rc != 0) {
     close();
     return;
@@ -178,7 +190,26 @@ void Connection::on_closed() {
   release_held();
   release_stream();
   release_heart();
+  if (tls_ != nullptr) ctx_.release_tls(std::exchange(tls_, nullptr));
   ctx_.release(this);
+}
+
+// Plain HTTP on a TLS port: the persona's answer to malformed input, in
+// clear, and the connection ends (nginx answers such a request with 400 too).
+void Connection::on_misdirected() {
+  if (phase_ != Phase::reading) return;
+  read_ns_ = uv_hrtime();
+  if (pending_since_ns_ == 0) pending_since_ns_ = read_ns_;
+  if (heart_ == nullptr) {
+    heart_ = ctx_.acquire_heart(protocol_);
+    heart_->reset();
+  }
+  decide(CloseReason::error);
+  answering().refuse(ctx_.output());
+  Fed fed;
+  fed.next = Fed::Next::close;
+  fed.answered = ctx_.output().empty() ? 0 : 1;
+  after_feed(fed, nullptr, 0, false, true);
 }
 
 void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {

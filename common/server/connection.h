@@ -114,6 +114,7 @@ class Connection final {
   void on_read(ssize_t nread, const uv_buf_t* buf);
   void on_written(int status);
   void on_closed();
+  void on_misdirected();
   void on_timer();
   void start_reading();
   void stop_reading();
@@ -188,6 +189,7 @@ class Connection final {
 
   uint8_t peer_length_ = 0;
   TcpTransport tcp_;
+  TlsTransport* tls_ = nullptr;  // borrowed with --tls, over tcp_
   // The client's address, for the access log; allocated only with the log.
   std::unique_ptr<char[]> peer_;
 };

@@ -54,6 +54,10 @@ void ConnectionContext::release_write(PendingWrite* w) {
   writes_.release(w);
 }
 
+TlsTransport* ConnectionContext::acquire_tls() {
+  return tlses_.acquire([this] { return std::make_unique<TlsTransport>(*tls_); });
+}
+
 BodyStream* ConnectionContext::acquire_stream() {
   BodyStream* s = streams_.acquire([] { return std::make_unique<BodyStream>(); });
   *s = {};

@@ -17,6 +17,7 @@
 #include "http/heart.h"
 #include "observe/accounting.h"
 #include "server/protocol.h"
+#include "tls/tls_transport.h"
 
 namespace hello {
 
@@ -99,6 +100,12 @@ class ConnectionContext {
   void release_held(HeldInput* h);
   BodyStream* acquire_stream();
   void release_stream(BodyStream* s) { streams_.release(s); }
+  // With --tls: what the worker's TLS connections share (null without),
+  // and a TLS transport for each, lent from accept to close.
+  TlsShared* tls() { return tls_; }
+  void use_tls(TlsShared* shared) { tls_ = shared; }
+  TlsTransport* acquire_tls();
+  void release_tls(TlsTransport* t) { tlses_.release(t); }
 
  private:
   uv_loop_t* loop_;
@@ -112,6 +119,8 @@ class ConnectionContext {
   Pool<PendingWrite> writes_;
   Pool<HeldInput> helds_;
   Pool<BodyStream> streams_;
+  TlsShared* tls_ = nullptr;
+  Pool<TlsTransport> tlses_;
 };
 
 }  // namespace hello

@@ -137,6 +137,67 @@ void add_connection_flags(CLI::App& app, Options& opt) {
       ->type_name("HOST:PORT");
 }
 
+// HTTPS on the persona's port (docs/tls.md).
+void add_tls_flags(CLI::App& app, Options& opt) {
+  TlsOptions& t = opt.tls;
+  app.add_flag("--tls", t.enabled,
+               "Speak TLS (1.2 and 1.3, OpenSSL) on the port; without --tls-cert a certificate "
+               "for localhost, 127.0.0.1, ::1 and --host is made at start, its SHA-256 "
+               "fingerprint on the listening line");
+  app.add_option("--tls-cert", t.cert_path, "PEM certificate, the chain after it; implies --tls")
+      ->type_name("FILE");
+  app.add_option("--tls-key", t.key_path, "PEM private key of --tls-cert, not passphrase-protected")
+      ->type_name("FILE");
+  app.add_option("--tls-key-type", t.key_type,
+                 "The key of a certificate made at start: ecdsa-p256, or rsa2048 (what "
+                 "Werkzeug's adhoc certificate has)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"ecdsa-p256", "rsa2048"}));
+  app.add_option("--tls-write-cert", t.write_cert,
+                 "Write the certificate (PEM) to PATH, for curl --cacert PATH")
+      ->type_name("PATH");
+  app.add_option("--tls-min", t.min_version, "The lowest TLS version: 1.2 or 1.3")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"1.2", "1.3"}));
+  app.add_option("--tls-ciphers", t.ciphers,
+                 "TLS 1.2 cipher list, in OpenSSL's syntax (default: ECDHE with AES-GCM or "
+                 "ChaCha20-Poly1305 only)")
+      ->type_name("LIST");
+  app.add_option("--tls-ciphersuites", t.ciphersuites,
+                 "TLS 1.3 cipher suites, in OpenSSL's syntax (default: OpenSSL's)")
+      ->type_name("LIST");
+  app.add_option("--tls-groups", t.groups, "Key exchange groups (default X25519:P-256:P-384)")
+      ->type_name("LIST");
+  app.add_flag("--tls-no-resume", t.no_resume,
+               "No session tickets and no session cache: every connection is a full handshake");
+}
+
+// The --tls flags together: a certificate with its key, and no TLS flag
+// without TLS.
+bool check_tls(const CLI::App& app, Options& opt) {
+  TlsOptions& t = opt.tls;
+  if (t.cert_path.empty() != t.key_path.empty()) {
+    usage_error(opt,
+                t.cert_path.empty() ? "--tls-key needs --tls-cert" : "--tls-cert needs --tls-key");
+    return false;
+  }
+  if (!t.cert_path.empty()) {
+    t.enabled = true;
+    if (app.get_option("--tls-key-type")->count() > 0) {
+      usage_error(opt, "--tls-key-type is for a certificate made at start, not with --tls-cert");
+      return false;
+    }
+  }
+  if (t.enabled) return true;
+  for (const char* flag : {"--tls-key-type", "--tls-write-cert", "--tls-min", "--tls-ciphers",
+                           "--tls-ciphersuites", "--tls-groups", "--tls-no-resume"})
+    if (app.get_option(flag)->count() > 0) {
+      usage_error(opt, fmt::format("{} needs --tls", flag));
+      return false;
+    }
+  return true;
+}
+
 // --max-delay, --shape, --shape-default and --seed: the limits every shape
 // is held to, and the decisions' seed.
 bool check_shaping(const Persona& persona, Options& opt) {
@@ -227,6 +288,7 @@ std::optional<int> parse_options(const Persona& persona, int argc, char** argv, 
   add_request_flags(app, opt);
   add_shaping_flags(app, opt);
   add_connection_flags(app, opt);
+  add_tls_flags(app, opt);
   app.set_version_flag("-V,--version", fmt::format("{} {}", opt.name, kVersion));
   try {
     app.parse(argc, argv);
@@ -237,7 +299,7 @@ std::optional<int> parse_options(const Persona& persona, int argc, char** argv, 
   }
   // --access-log with or without a path; its value alone cannot tell.
   opt.access_log = app.get_option("--access-log")->count() > 0;
-  if (!check_values(persona, opt)) return kExitUsage;
+  if (!check_tls(app, opt) || !check_values(persona, opt)) return kExitUsage;
   return std::nullopt;
 }
 

@@ -12,6 +12,7 @@
 #include "persona/response_table.h"
 #include "persona/routes_file.h"
 #include "server/worker.h"
+#include "tls/tls_context.h"
 
 namespace hello {
 
@@ -51,6 +52,7 @@ struct Options {
   std::string admin;                  // --admin HOST:PORT, or empty
   bool no_defer_accept = false;       // --no-defer-accept
   std::vector<std::string> reserved;  // the persona's own headers, for table.shape_limits
+  TlsOptions tls;                     // --tls and its flags (docs/tls.md)
 };
 
 // Parses and checks the command line of `persona`'s binary into `opt`.

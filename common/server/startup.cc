@@ -123,6 +123,23 @@ int open_access_log(const Options& opt, Process& process) {
   return 0;
 }
 
+// --tls: the process's one context, its certificate given or made for
+// localhost, the loopback addresses and the host; written out if asked.
+int make_tls(const Persona& persona, Options& opt, Process& process) {
+  if (!opt.tls.enabled) return 0;
+  std::string error;
+  process.tls =
+      TlsContext::create(opt.tls, persona.alpn, {"localhost", "127.0.0.1", "::1", opt.host}, error);
+  if (process.tls && !opt.tls.write_cert.empty())
+    write_certificate(opt.tls.write_cert, process.tls->certificate_pem(), error);
+  if (!error.empty()) {
+    fmt::print(stderr, "{}: {}\n", opt.name, error);
+    return kExitUsage;
+  }
+  opt.worker.tls = process.tls.get();
+  return 0;
+}
+
 // Makes the workers and binds each to `addr`; with port 0 the first one's
 // port is everyone's, and `addr` takes it.
 int listen_workers(const Persona& persona, Options& opt, Process& process,
@@ -179,6 +196,7 @@ int start_up(const Persona& persona, Options& opt, Process& process) {
   }
   std::vector<int> cpus = allowed_cpus();
   if (opt.fast) opt.workers = static_cast<int>(cpus.size());
+  if (int rc = make_tls(persona, opt, process); rc != 0) return rc;
   if (int rc = open_access_log(opt, process); rc != 0) return rc;
   // A client that resets mid-response must cost us a failed write, not the process.
   signal(SIGPIPE, SIG_IGN);
@@ -189,8 +207,12 @@ int start_up(const Persona& persona, Options& opt, Process& process) {
   for (size_t i = 0; i < pool.size(); ++i)
     pool[i]->start(opt.pin ? cpus[i % cpus.size()] : -1, process.control.done());
   const struct sockaddr* sa = reinterpret_cast<const struct sockaddr*>(&addr);
-  fmt::print(stderr, "listening on http://{} ({} worker{})\n", address_text(sa, pool[0]->port()),
-             opt.workers, opt.workers == 1 ? "" : "s");
+  std::string tls;
+  if (process.tls)
+    tls = fmt::format(", TLS, certificate SHA-256 {}{}", process.tls->fingerprint(),
+                      process.tls->made() ? " made at start" : "");
+  fmt::print(stderr, "listening on {}://{} ({} worker{}{})\n", process.tls ? "https" : "http",
+             address_text(sa, pool[0]->port()), opt.workers, opt.workers == 1 ? "" : "s", tls);
   if (!opt.admin.empty())
     fmt::print(stderr, "admin on http://{}\n",
                address_text(admin_sa, process.control.admin_port()));

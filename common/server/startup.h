@@ -22,6 +22,7 @@ struct Process {
       : control(workers, opt.stats_interval, opt.shutdown_timeout) {}
 
   std::unique_ptr<LogWriter> log_writer;  // null without --access-log
+  std::unique_ptr<TlsContext> tls;        // null without --tls
   std::vector<std::unique_ptr<Worker>> workers;
   Control control;
 };

@@ -64,6 +64,10 @@ Worker::Worker(const Persona& persona, const TableOptions& table_options,
                {options.header_timeout_ms, options.keep_alive_timeout_ms, options.send_timeout_ms},
                {this, WorkerCallbacks::make_heart, WorkerCallbacks::release},
                uv_buf_init(read_buffer_, sizeof read_buffer_)) {
+  if (options.tls != nullptr) {
+    tls_ = std::make_unique<TlsShared>(*options.tls, accounting_);
+    context_.use_tls(tls_.get());
+  }
   stall_timers_.resize(options_.stalls.size());
   for (Timer& t : stall_timers_) {
     t.on_fire = WorkerCallbacks::stall;

@@ -25,6 +25,8 @@
 #include "server/protocol.h"
 #include "shaping/shape.h"
 #include "shaping/stall.h"
+#include "tls/tls_context.h"
+#include "tls/tls_transport.h"
 
 namespace hello {
 
@@ -41,6 +43,7 @@ struct WorkerOptions {
   bool loop_metrics = false;               // measure the loop's idle time (--admin)
   std::vector<Stall> stalls;               // --stall, each one on every worker
   uint64_t stall_epoch_ns = 0;             // uv_hrtime() the stalls count from, the same for all
+  const TlsContext* tls = nullptr;         // --tls: the process's one context
 };
 
 class Worker final {
@@ -105,6 +108,8 @@ class Worker final {
   // One read of this size holds hundreds of pipelined requests, and the
   // kernel's default receive buffer on loopback rarely hands over more.
   static constexpr size_t kReadBufferSize = 64 * 1024;
+  // A TLS read of ciphertext and the partial record before it decrypt into one buffer.
+  static_assert(kReadBufferSize >= TlsShared::kCipherBufferSize + 16 * 1024 + 256);
 
   int id_;
   uv_loop_t loop_;
@@ -134,6 +139,7 @@ class Worker final {
   // The protocol of every connection it accepts (protocol_at_accept()).
   Protocol protocol_;
   ConnectionContext context_;
+  std::unique_ptr<TlsShared> tls_;  // with --tls
   char read_buffer_[kReadBufferSize];
 };
 

@@ -57,6 +57,19 @@ StatsSnapshot every_counter() {
   s.shape_errors = 15;
   s.responses_3xx = 16;
   s.stalls = 17;
+  s.tls_full = 18;
+  s.tls_resumed = 19;
+  s.tls_failed_version = 20;
+  s.tls_failed_cipher = 21;
+  s.tls_failed_plain_http = 22;
+  s.tls_failed_other = 23;
+  s.tls_failed_client_left = 24;
+  s.tls_v1_2 = 25;
+  s.tls_v1_3 = 26;
+  s.tls_aes_128_gcm = 27;
+  s.tls_aes_256_gcm = 28;
+  s.tls_chacha20 = 29;
+  s.tls_cipher_other = 30;
   return s;
 }
 
@@ -67,13 +80,17 @@ TEST(StatsReport, SummaryTextMentionsRejectsAcceptErrorsAndStallsOnlyWhenThereAr
             " worker 0: 1 connections, 5 requests, 6 bytes in, 7 bytes out, 2xx 8, 3xx 16, 4xx 9, "
             "5xx 10, "
             "11 parse errors, 12 log lines dropped, 2 connections rejected, 3 accept errors, "
-            "17 stalls, 13 shaped, 14 reset, 15 bad shaping parameters\n"
+            "17 stalls, 13 shaped, 14 reset, 15 bad shaping parameters, 18 TLS handshakes, 19 resumed, "
+            "20 TLS failed (version), 21 TLS failed (no cipher), 22 plain HTTP to TLS, "
+            "23 TLS failed (other), 24 TLS failed (client left)\n"
             " worker 1: 0 connections, 0 requests, 0 bytes in, 0 bytes out, 2xx 0, 4xx 0, 5xx 0, "
             "0 parse errors, 0 log lines dropped\n"
             "    total: 1 connections, 5 requests, 6 bytes in, 7 bytes out, 2xx 8, 3xx 16, 4xx 9, "
             "5xx 10, "
             "11 parse errors, 12 log lines dropped, 2 connections rejected, 3 accept errors, "
-            "17 stalls, 13 shaped, 14 reset, 15 bad shaping parameters\n");
+            "17 stalls, 13 shaped, 14 reset, 15 bad shaping parameters, 18 TLS handshakes, 19 resumed, "
+            "20 TLS failed (version), 21 TLS failed (no cipher), 22 plain HTTP to TLS, "
+            "23 TLS failed (other), 24 TLS failed (client left)\n");
 }
 
 TEST(StatsReport, SummaryJsonOfAKnownSnapshot) {
@@ -87,20 +104,32 @@ TEST(StatsReport, SummaryJsonOfAKnownSnapshot) {
       "\"answered\": 0, \"keepalive_timeout\": 0, \"header_timeout\": 0, \"send_timeout\": 0, "
       "\"reset\": 0, \"shutdown\": 0, \"error\": 0}, \"accept_errors\": 3, \"stalls\": "
       "17, "
-      "\"shaping\": {\"shaped\": 13, \"resets\": 14, \"errors\": 15}}, "
+      "\"shaping\": {\"shaped\": 13, \"resets\": 14, \"errors\": 15}, "
+      "\"tls\": {\"full\": 18, \"resumed\": 19, \"failed_version\": 20, \"failed_cipher\": 21, "
+      "\"failed_plain_http\": 22, \"failed_other\": 23, \"failed_client_left\": 24, "
+      "\"tls1_2\": 25, \"tls1_3\": 26, \"aes_128_gcm\": 27, \"aes_256_gcm\": 28, "
+      "\"chacha20_poly1305\": 29, \"other_cipher\": 30}}, "
       "{\"id\": 1, \"connections\": 0, \"requests\": 0, \"bytes_in\": 0, \"bytes_out\": 0, "
       "\"responses\": {\"2xx\": 0, \"3xx\": 0, \"4xx\": 0, \"5xx\": 0}, \"parse_errors\": 0, "
       "\"log_lines_dropped\": 0, \"connections_rejected\": 0, \"closed\": {\"client\": 0, "
       "\"answered\": 0, \"keepalive_timeout\": 0, \"header_timeout\": 0, \"send_timeout\": 0, "
       "\"reset\": 0, \"shutdown\": 0, \"error\": 0}, \"accept_errors\": 0, \"stalls\": 0, "
-      "\"shaping\": {\"shaped\": 0, \"resets\": 0, \"errors\": 0}}], "
+      "\"shaping\": {\"shaped\": 0, \"resets\": 0, \"errors\": 0}, "
+      "\"tls\": {\"full\": 0, \"resumed\": 0, \"failed_version\": 0, \"failed_cipher\": 0, "
+      "\"failed_plain_http\": 0, \"failed_other\": 0, \"failed_client_left\": 0, "
+      "\"tls1_2\": 0, \"tls1_3\": 0, \"aes_128_gcm\": 0, \"aes_256_gcm\": 0, "
+      "\"chacha20_poly1305\": 0, \"other_cipher\": 0}}], "
       "\"total\": {\"connections\": 1, \"requests\": 5, \"bytes_in\": 6, \"bytes_out\": 7, "
       "\"responses\": {\"2xx\": 8, \"3xx\": 16, \"4xx\": 9, \"5xx\": 10}, \"parse_errors\": 11, "
       "\"log_lines_dropped\": 12, \"connections_rejected\": 2, \"closed\": {\"client\": 0, "
       "\"answered\": 0, \"keepalive_timeout\": 0, \"header_timeout\": 0, \"send_timeout\": 0, "
       "\"reset\": 0, \"shutdown\": 0, \"error\": 0}, \"accept_errors\": 3, \"stalls\": "
       "17, "
-      "\"shaping\": {\"shaped\": 13, \"resets\": 14, \"errors\": 15}}}\n");
+      "\"shaping\": {\"shaped\": 13, \"resets\": 14, \"errors\": 15}, "
+      "\"tls\": {\"full\": 18, \"resumed\": 19, \"failed_version\": 20, \"failed_cipher\": 21, "
+      "\"failed_plain_http\": 22, \"failed_other\": 23, \"failed_client_left\": 24, "
+      "\"tls1_2\": 25, \"tls1_3\": 26, \"aes_128_gcm\": 27, \"aes_256_gcm\": 28, "
+      "\"chacha20_poly1305\": 29, \"other_cipher\": 30}}}\n");
 }
 
 // Service times in the summary and the JSON: three requests of 10 us, 20 us

@@ -1,0 +1,454 @@
+#include "tls/tls_transport.h"
+
+#include <openssl/err.h>
+#include <openssl/obj_mac.h>
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "base/check.h"
+#include "tls/tls_context.h"
+
+namespace hello {
+
+namespace {
+
+// Ciphertext made in one go before it is sent: four full records.
+constexpr size_t kFlushAt = 64 * 1024;
+// Plaintext per SSL_write: one record.
+constexpr size_t kRecord = 16 * 1024;
+// A queue that grew for a slow client gives its memory back when it empties.
+constexpr size_t kKeptCapacity = 64 * 1024;
+
+size_t total(const uv_buf_t* bufs, unsigned n) {
+  size_t sum = 0;
+  for (unsigned i = 0; i < n; ++i) sum += bufs[i].len;
+  return sum;
+}
+
+}  // namespace
+
+// OpenSSL's side of the socket: reads the ciphertext of the read being
+// handled, writes into the worker's scratch buffer.
+int tls_bio_write(BIO* bio, const char* data, int len) {
+  auto* t = static_cast<TlsTransport*>(BIO_get_data(bio));
+  BIO_clear_retry_flags(bio);
+  t->shared_.cipher_out.append(data, static_cast<size_t>(len));
+  return len;
+}
+
+int tls_bio_read(BIO* bio, char* data, int len) {
+  auto* t = static_cast<TlsTransport*>(BIO_get_data(bio));
+  BIO_clear_retry_flags(bio);
+  if (t->in_len_ == 0) {
+    BIO_set_retry_read(bio);
+    return -1;
+  }
+  size_t n = std::min(t->in_len_, static_cast<size_t>(len));
+  memcpy(data, t->in_, n);
+  t->in_ += n;
+  t->in_len_ -= n;
+  return static_cast<int>(n);
+}
+
+namespace {
+
+long tls_bio_ctrl(BIO*, int cmd, long, void*) {
+  return cmd == BIO_CTRL_FLUSH ? 1 : 0;
+}
+
+int tls_bio_create(BIO* bio) {
+  BIO_set_init(bio, 1);
+  return 1;
+}
+
+// Made once for the process (C++ guarantees one thread makes it).
+BIO_METHOD* bio_method() {
+  static BIO_METHOD* method = [] {
+    BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "hello-tls");
+    HELLO_CHECK(m != nullptr);
+    BIO_meth_set_write(m, tls_bio_write);
+    BIO_meth_set_read(m, tls_bio_read);
+    BIO_meth_set_ctrl(m, tls_bio_ctrl);
+    BIO_meth_set_create(m, tls_bio_create);
+    return m;
+  }();
+  return method;
+}
+
+}  // namespace
+
+struct TlsCallbacks {
+  static TlsTransport* of(void* data) { return static_cast<TlsTransport*>(data); }
+  static void read(void* t, ssize_t nread, const uv_buf_t* buf) {
+    of(t)->on_lower_read(nread, buf);
+  }
+  static void written(void* t, int status) { of(t)->on_lower_written(status); }
+  static void closed(void* t) { of(t)->on_lower_closed(); }
+  static void misdirected(void*) {}  // a TcpTransport never reports it
+  static constexpr Transport::Events kLower = {read, written, closed, misdirected};
+};
+
+TlsShared::TlsShared(const TlsContext& context, Accounting& sink)
+    : ctx(context.ctx()), accounting(sink) {
+  cipher_out.reserve(kFlushAt + 2 * kRecord);
+}
+
+TlsTransport::~TlsTransport() {
+  SSL_free(ssl_);
+}
+
+bool TlsTransport::wrap(Transport& lower) {
+  HELLO_CHECK(ssl_ == nullptr && !flying_ && upper_req_ == nullptr);
+  lower_ = &lower;
+  ssl_ = SSL_new(shared_.ctx);
+  BIO* bio = ssl_ != nullptr ? BIO_new(bio_method()) : nullptr;
+  if (bio == nullptr) {
+    SSL_free(std::exchange(ssl_, nullptr));
+    ERR_clear_error();
+    return false;
+  }
+  BIO_set_data(bio, this);
+  SSL_set_bio(ssl_, bio, bio);
+  SSL_set_accept_state(ssl_);
+  state_ = State::handshake;
+  reading_ = shutdown_wanted_ = counted_ = false;
+  write_error_ = 0;
+  lower.attach(&TlsCallbacks::kLower, this,
+               uv_buf_init(shared_.cipher_in, sizeof shared_.cipher_in));
+  return true;
+}
+
+int TlsTransport::start_reading() {
+  int rc = lower_->start_reading();
+  if (rc == 0) reading_ = true;
+  return rc;
+}
+
+void TlsTransport::stop_reading() {
+  lower_->stop_reading();
+  reading_ = false;
+}
+
+void TlsTransport::read_now() {
+  lower_->read_now();
+}
+
+void TlsTransport::on_lower_read(ssize_t nread, const uv_buf_t* buf) {
+  if (state_ == State::closed || state_ == State::plain) return;  // plain: the rest is ignored
+  if (nread <= 0) {
+    if (nread == 0) return;
+    report_read(nread, buf);
+    return;
+  }
+  in_ = buf->base;
+  in_len_ = static_cast<size_t>(nread);
+  // A TLS connection opens with a handshake record (22); an HTTP request
+  // with the letters of its method.
+  if (state_ == State::handshake && SSL_in_before(ssl_) && in_[0] >= 'A' && in_[0] <= 'Z') {
+    in_len_ = 0;
+    counted_ = true;
+    shared_.accounting.tls_handshake({TlsHandshake::End::plain_http});
+    state_ = State::plain;
+    report_misdirected();
+    return;
+  }
+  if (state_ == State::handshake) handshake();
+  if (state_ == State::open) decrypt();
+  in_ = nullptr;
+  in_len_ = 0;
+}
+
+// Goes on with the handshake; on its end, counts it and opens the way for
+// plaintext (which may follow in the same read).
+bool TlsTransport::handshake() {
+  int rc = SSL_do_handshake(ssl_);
+  if (rc != 1) {
+    int err = SSL_get_error(ssl_, rc);
+    if (err != SSL_ERROR_WANT_READ) {
+      failed(err);
+      return false;
+    }
+    if (int sent = flush(false); sent < 0) report_read(sent, nullptr);
+    return false;
+  }
+  TlsHandshake h;
+  h.end = SSL_session_reused(ssl_) ? TlsHandshake::End::resumed : TlsHandshake::End::full;
+  h.tls13 = SSL_version(ssl_) == TLS1_3_VERSION;
+  switch (SSL_CIPHER_get_cipher_nid(SSL_get_current_cipher(ssl_))) {
+    case NID_aes_128_gcm:
+      h.cipher = TlsHandshake::Cipher::aes_128_gcm;
+      break;
+    case NID_aes_256_gcm:
+      h.cipher = TlsHandshake::Cipher::aes_256_gcm;
+      break;
+    case NID_chacha20_poly1305:
+      h.cipher = TlsHandshake::Cipher::chacha20;
+      break;
+    default:
+      h.cipher = TlsHandshake::Cipher::other;
+  }
+  counted_ = true;
+  shared_.accounting.tls_handshake(h);
+  state_ = State::open;
+  if (int sent = flush(false); sent < 0) {
+    report_read(sent, nullptr);
+    return false;
+  }
+  return true;
+}
+
+// The handshake failed: the alert OpenSSL wrote goes out, the failure is
+// counted by why, and the connection hears of an error and closes.
+void TlsTransport::failed(int ssl_error) {
+  int reason = ssl_error == SSL_ERROR_SSL ? ERR_GET_REASON(ERR_peek_error()) : 0;
+  ERR_clear_error();
+  TlsHandshake h;
+  switch (reason) {
+    case SSL_R_UNSUPPORTED_PROTOCOL:
+    case SSL_R_WRONG_VERSION_NUMBER:
+    case SSL_R_VERSION_TOO_LOW:
+      h.end = TlsHandshake::End::version;
+      break;
+    case SSL_R_NO_SHARED_CIPHER:
+    case SSL_R_NO_SHARED_GROUPS:
+    case SSL_R_NO_SUITABLE_KEY_SHARE:
+      h.end = TlsHandshake::End::cipher;
+      break;
+    default:
+      h.end = TlsHandshake::End::other;
+  }
+  counted_ = true;
+  shared_.accounting.tls_handshake(h);
+  flush(true);
+  report_read(UV_EPROTO, nullptr);
+}
+
+// Decrypts everything the read brought and hands it up in one piece, then
+// the client's close_notify (as an EOF) or a bad record (as an error).
+void TlsTransport::decrypt() {
+  size_t got = 0;
+  int err = SSL_ERROR_WANT_READ;
+  for (;;) {
+    size_t n = 0;
+    HELLO_CHECK(got < buffer_.len);  // see kCipherBufferSize
+    if (SSL_read_ex(ssl_, buffer_.base + got, buffer_.len - got, &n) == 1) {
+      got += n;
+      continue;
+    }
+    err = SSL_get_error(ssl_, 0);
+    break;
+  }
+  if (err != SSL_ERROR_WANT_READ && err != SSL_ERROR_ZERO_RETURN) ERR_clear_error();
+  if (int sent = flush(false); sent < 0) {
+    report_read(sent, nullptr);
+    return;
+  }
+  if (got > 0) {
+    uv_buf_t plain = uv_buf_init(buffer_.base, static_cast<unsigned>(got));
+    report_read(static_cast<ssize_t>(got), &plain);
+    if (state_ == State::closed) return;
+  }
+  if (err == SSL_ERROR_ZERO_RETURN)
+    report_read(UV_EOF, nullptr);
+  else if (err != SSL_ERROR_WANT_READ)
+    report_read(UV_EPROTO, nullptr);
+}
+
+size_t TlsTransport::encrypt(const uv_buf_t* bufs, unsigned n, size_t from, size_t limit) {
+  size_t taken = 0, skipped = 0;
+  for (unsigned i = 0; i < n && shared_.cipher_out.size() < limit; ++i) {
+    size_t len = bufs[i].len;
+    if (skipped + len <= from) {
+      skipped += len;
+      continue;
+    }
+    size_t at = from + taken - skipped;
+    while (at < len && shared_.cipher_out.size() < limit) {
+      size_t chunk = std::min(kRecord, len - at);
+      size_t written = 0;
+      if (SSL_write_ex(ssl_, bufs[i].base + at, chunk, &written) != 1) {
+        ERR_clear_error();
+        write_error_ = UV_EPROTO;
+        return taken;
+      }
+      at += written;
+      taken += written;
+    }
+    skipped += len;
+  }
+  return taken;
+}
+
+int TlsTransport::flush(bool last) {
+  std::string& out = shared_.cipher_out;
+  if (out.empty()) return 0;
+  if (flying_) {
+    backlog_.append(out);
+    out.clear();
+    return 0;
+  }
+  uv_buf_t buf = uv_buf_init(out.data(), static_cast<unsigned>(out.size()));
+  int n = lower_->try_write(&buf, 1, last);
+  if (n == UV_EAGAIN) n = 0;
+  if (n < 0) {
+    out.clear();
+    return n;
+  }
+  if (static_cast<size_t>(n) < out.size()) flight_.assign(out, static_cast<size_t>(n));
+  out.clear();
+  return flight_.empty() ? 0 : send_queued();
+}
+
+int TlsTransport::send_queued() {
+  uv_buf_t buf = uv_buf_init(flight_.data(), static_cast<unsigned>(flight_.size()));
+  flying_ = true;
+  int rc = lower_->write(&lower_req_, &buf, 1);
+  if (rc != 0) flying_ = false;
+  return rc;
+}
+
+int TlsTransport::try_write(const uv_buf_t* bufs, unsigned n, bool last) {
+  if (state_ == State::plain) return lower_->try_write(bufs, n, last);
+  if (state_ != State::open) return UV_EPIPE;
+  if (write_error_ != 0) return write_error_;
+  if (flying_) return UV_EAGAIN;
+  size_t all = total(bufs, n), taken = 0;
+  while (taken < all && !flying_) {
+    taken += encrypt(bufs, n, taken, kFlushAt);
+    if (write_error_ != 0) return write_error_;
+    if (int rc = flush(last && taken == all); rc < 0) return rc;
+  }
+  return static_cast<int>(taken);
+}
+
+int TlsTransport::write(uv_write_t* req, const uv_buf_t* bufs, unsigned n) {
+  HELLO_CHECK(upper_req_ == nullptr && n <= 2);
+  if (state_ == State::plain) {
+    upper_req_ = req;
+    flying_ = true;
+    int rc = lower_->write(&lower_req_, bufs, n);
+    if (rc != 0) flying_ = false, upper_req_ = nullptr;
+    return rc;
+  }
+  if (state_ != State::open) return UV_EPIPE;
+  if (write_error_ != 0) return write_error_;
+  upper_req_ = req;
+  std::copy(bufs, bufs + n, plain_);
+  plain_n_ = n;
+  plain_done_ = 0;
+  int rc = pump();
+  if (rc != 0) upper_req_ = nullptr;
+  return rc;
+}
+
+// Encrypts and sends the queued plaintext while the kernel takes it; once
+// all of it is out, the connection hears that its write completed.
+int TlsTransport::pump() {
+  size_t all = total(plain_, plain_n_);
+  while (upper_req_ != nullptr && !flying_) {
+    if (plain_done_ == all) {
+      plain_n_ = 0;
+      upper_req_ = nullptr;
+      report_written(0);
+      return 0;
+    }
+    plain_done_ += encrypt(plain_, plain_n_, plain_done_, kFlushAt);
+    if (write_error_ != 0) return write_error_;
+    if (int rc = flush(false); rc < 0) return rc;
+  }
+  return 0;
+}
+
+void TlsTransport::on_lower_written(int status) {
+  flying_ = false;
+  flight_.clear();
+  if (state_ == State::closed || status < 0) {
+    if (status < 0 && write_error_ == 0) write_error_ = status;
+    if (upper_req_ != nullptr) {
+      upper_req_ = nullptr;
+      report_written(status < 0 ? status : UV_ECANCELED);
+    }
+    return;
+  }
+  if (state_ == State::plain) {
+    upper_req_ = nullptr;
+    report_written(0);
+    return;
+  }
+  if (!backlog_.empty()) {
+    std::swap(flight_, backlog_);
+    backlog_.clear();
+    if (int rc = send_queued(); rc < 0) on_lower_written(rc);
+    return;
+  }
+  if (upper_req_ != nullptr) {
+    if (int rc = pump(); rc < 0) {
+      upper_req_ = nullptr;
+      report_written(rc);
+    }
+    if (flying_ || state_ == State::closed) return;
+  }
+  if (shutdown_wanted_) {
+    shutdown_wanted_ = false;
+    lower_->shutdown();
+  }
+}
+
+bool TlsTransport::unread_input() {
+  return (ssl_ != nullptr && SSL_has_pending(ssl_)) || lower_->unread_input();
+}
+
+// close_notify, then the FIN once everything before it is sent.
+int TlsTransport::shutdown() {
+  if (state_ == State::open && (SSL_get_shutdown(ssl_) & SSL_SENT_SHUTDOWN) == 0) {
+    SSL_shutdown(ssl_);
+    ERR_clear_error();
+    if (int rc = flush(true); rc < 0) return rc;
+  }
+  if (flying_) {
+    shutdown_wanted_ = true;
+    return 0;
+  }
+  return lower_->shutdown();
+}
+
+// A close without abort says close_notify first, if the kernel takes it
+// now; an abort (shaping's `reset`) is a TCP reset and nothing else.
+void TlsTransport::close(bool abort) {
+  if (state_ == State::closed) return;
+  // Closed before the handshake ended: the client left, or its deadline passed.
+  if (!counted_) shared_.accounting.tls_handshake({TlsHandshake::End::client_left});
+  if (!abort && state_ == State::open && !flying_ &&
+      (SSL_get_shutdown(ssl_) & SSL_SENT_SHUTDOWN) == 0) {
+    SSL_shutdown(ssl_);
+    ERR_clear_error();
+    flush(true);
+  }
+  shared_.cipher_out.clear();
+  state_ = State::closed;
+  reading_ = false;
+  lower_->close(abort);
+}
+
+void TlsTransport::on_lower_closed() {
+  SSL_free(std::exchange(ssl_, nullptr));
+  release_queue();
+  report_closed();
+}
+
+void TlsTransport::release_queue() {
+  flight_.clear();
+  backlog_.clear();
+  if (flight_.capacity() > kKeptCapacity) std::string().swap(flight_);
+  if (backlog_.capacity() > kKeptCapacity) std::string().swap(backlog_);
+  plain_n_ = 0;
+  upper_req_ = nullptr;
+}
+
+void TlsTransport::peer_name(char* out, size_t size) {
+  lower_->peer_name(out, size);
+}
+
+}  // namespace hello
