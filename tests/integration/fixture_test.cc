@@ -1,7 +1,9 @@
 // Walks tests/fixtures/personas: every NAME/ROUTE.CASE.request becomes a test
 // case that sends those bytes to hello-NAME and expects the .response bytes
 // (Date value aside, which must be a current IMF-fixdate) and the .after
-// state. A new fixture file is a new test case; no code changes.
+// state, over plain TCP and again over TLS (hello-NAME --tls): the bytes
+// inside TLS are the same. A new fixture file is a new test case; no code
+// changes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,7 +22,8 @@ namespace fs = std::filesystem;
 struct FixtureCase {
   std::string persona;
   std::string base;  // path without the extension
-  std::string name;  // test name: persona_route_case
+  std::string name;  // test name: persona_route_case, and _tls over TLS
+  Tls tls = Tls::off;
 };
 
 // Names the case in test output instead of dumping its bytes.
@@ -41,6 +44,9 @@ std::vector<FixtureCase> load_cases() {
       std::replace_if(
           c.name.begin(), c.name.end(), [](char ch) { return !isalnum(ch); }, '_');
       cases.push_back(c);
+      c.name += "_tls";
+      c.tls = Tls::on;
+      cases.push_back(c);
     }
   }
   std::sort(cases.begin(), cases.end(),
@@ -48,11 +54,14 @@ std::vector<FixtureCase> load_cases() {
   return cases;
 }
 
-// One server per persona, started on first use and shared by its cases.
-ServerProcess& server_for(const std::string& persona) {
-  static std::map<std::string, std::unique_ptr<ServerProcess>> servers;
-  auto& s = servers[persona];
-  if (!s) s = std::make_unique<ServerProcess>(persona);
+// One server per persona and transport, started on first use and shared by its cases.
+ServerProcess& server_for(const std::string& persona, Tls tls) {
+  static std::map<std::pair<std::string, Tls>, std::unique_ptr<ServerProcess>> servers;
+  auto& s = servers[{persona, tls}];
+  if (!s)
+    s = std::make_unique<ServerProcess>(persona,
+                                        tls == Tls::on ? std::vector<std::string>{"--tls"}
+                                                       : std::vector<std::string>{});
   return *s;
 }
 
@@ -68,7 +77,7 @@ TEST_P(FixtureTest, AnswersLikeTheFramework) {
   ASSERT_FALSE(expected.empty());
   ASSERT_TRUE(after == "open" || after == "close") << after;
 
-  Client client(server_for(c.persona).port());
+  Client client(server_for(c.persona, c.tls).port(), c.tls);
   ASSERT_TRUE(client.send(request));
   // Date values are always 29 bytes, so the response is exactly as long as the fixture.
   std::string got = client.read_exactly(expected.size());
@@ -96,7 +105,8 @@ INSTANTIATE_TEST_SUITE_P(Personas, FixtureTest, ::testing::ValuesIn(load_cases()
 // framework; hello-floor answers like none.
 TEST(FixtureFiles, EveryPersonaHasCases) {
   std::map<std::string, int> per_persona;
-  for (const FixtureCase& c : load_cases()) ++per_persona[c.persona];
+  for (const FixtureCase& c : load_cases())
+    if (c.tls == Tls::off) ++per_persona[c.persona];
   std::vector<PersonaInfo> personas = read_personas();
   ASSERT_FALSE(personas.empty());
   for (const PersonaInfo& p : personas) {

@@ -5,6 +5,9 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -107,8 +110,12 @@ ServerProcess::ServerProcess(const std::string& persona, const std::vector<std::
   char c;
   while (wait_readable(stderr_fd_, deadline) && read(stderr_fd_, &c, 1) == 1 && c != '\n')
     banner_ += c;
-  size_t colon = banner_.rfind(':');
-  if (banner_.rfind("listening on http://", 0) != 0 || colon == std::string::npos)
+  // "listening on http://127.0.0.1:PORT (...)", or https://.
+  size_t end = banner_.find(' ', banner_.find("://"));
+  size_t colon = banner_.rfind(':', end);
+  if ((banner_.rfind("listening on http://", 0) != 0 &&
+       banner_.rfind("listening on https://", 0) != 0) ||
+      colon == std::string::npos)
     throw std::runtime_error("server did not start: " + banner_);
   port_ = std::stoi(banner_.substr(colon + 1));
 }
@@ -211,7 +218,23 @@ RunResult run_binary(const std::string& binary, const std::vector<std::string>& 
   return r;
 }
 
-Client::Client(int port) {
+namespace {
+
+// The tests' one client context: TLS 1.2 and 1.3, no verification, and a
+// close without close_notify read as an end rather than an error.
+SSL_CTX* client_ctx() {
+  static SSL_CTX* ctx = [] {
+    SSL_CTX* c = SSL_CTX_new(TLS_client_method());
+    SSL_CTX_set_options(c, SSL_OP_IGNORE_UNEXPECTED_EOF);
+    SSL_CTX_set_verify(c, SSL_VERIFY_NONE, nullptr);
+    return c;
+  }();
+  return ctx;
+}
+
+}  // namespace
+
+Client::Client(int port, Tls tls) {
   fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   struct sockaddr_in sa {};
   sa.sin_family = AF_INET;
@@ -219,26 +242,74 @@ Client::Client(int port) {
   sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (connect(fd_, reinterpret_cast<struct sockaddr*>(&sa), sizeof sa) != 0)
     throw std::runtime_error("connect failed");
+  if (tls == Tls::off) return;
+  // Bounded: a server that stops answering fails the handshake or a read.
+  struct timeval tv = {5, 0};
+  setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  int one = 1;
+  setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  ssl_ = SSL_new(client_ctx());
+  SSL_set_fd(ssl_, fd_);
+  SSL_set_tlsext_host_name(ssl_, "localhost");
+  if (SSL_connect(ssl_) != 1) {
+    ERR_clear_error();
+    throw std::runtime_error("TLS handshake failed");
+  }
 }
 
 Client::~Client() {
+  SSL_free(ssl_);
   if (fd_ >= 0) close(fd_);
 }
 
 bool Client::send(std::string_view bytes) {
   while (!bytes.empty()) {
-    ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    ssize_t n;
+    if (ssl_ != nullptr) {
+      size_t written = 0;
+      n = SSL_write_ex(ssl_, bytes.data(), bytes.size(), &written) == 1
+              ? static_cast<ssize_t>(written)
+              : -1;
+      if (n < 0) ERR_clear_error();
+    } else {
+      n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    }
     if (n <= 0) return false;
     bytes.remove_prefix(static_cast<size_t>(n));
   }
   return true;
 }
 
+// One read: bytes (> 0), the end (0), or an error (-1, errno set; a TLS
+// error reads as ECONNRESET).
+ssize_t Client::receive(char* buf, size_t len) {
+  if (ssl_ == nullptr) return recv(fd_, buf, len, 0);
+  size_t got = 0;
+  if (SSL_read_ex(ssl_, buf, len, &got) == 1) return static_cast<ssize_t>(got);
+  int err = SSL_get_error(ssl_, 0);
+  ERR_clear_error();
+  if (err == SSL_ERROR_ZERO_RETURN) return 0;
+  if (err == SSL_ERROR_SYSCALL && errno == 0) return 0;
+  if (errno == 0 || err == SSL_ERROR_SSL) errno = ECONNRESET;
+  return -1;
+}
+
+// Readable before `deadline`: decrypted bytes wait, or the socket has some.
+bool Client::readable(Clock::time_point deadline) {
+  if (ssl_ != nullptr && SSL_pending(ssl_) > 0) return true;
+  return wait_readable(fd_, deadline);
+}
+
+bool Client::got_close_notify() const {
+  return ssl_ != nullptr && (SSL_get_shutdown(ssl_) & SSL_RECEIVED_SHUTDOWN) != 0;
+}
+
 std::string Client::read_exactly(size_t n, std::chrono::milliseconds timeout) {
   auto deadline = Clock::now() + timeout;
-  while (pending_.size() < n && wait_readable(fd_, deadline)) {
+  while (pending_.size() < n && readable(deadline)) {
     char buf[65536];
-    ssize_t got = recv(fd_, buf, sizeof buf, 0);
+    ssize_t got = receive(buf, sizeof buf);
     if (got <= 0) break;
     pending_.append(buf, static_cast<size_t>(got));
   }
@@ -251,9 +322,9 @@ std::optional<std::string> Client::read_to_eof(std::chrono::milliseconds timeout
   auto deadline = Clock::now() + timeout;
   std::string r = std::move(pending_);
   pending_.clear();
-  while (wait_readable(fd_, deadline)) {
+  while (readable(deadline)) {
     char buf[65536];
-    ssize_t got = recv(fd_, buf, sizeof buf, 0);
+    ssize_t got = receive(buf, sizeof buf);
     if (got == 0) return r;
     if (got < 0) return errno == ECONNRESET ? std::optional<std::string>(r) : std::nullopt;
     r.append(buf, static_cast<size_t>(got));
@@ -265,9 +336,9 @@ std::optional<std::string> Client::read_to_eof(std::chrono::milliseconds timeout
 std::string Client::read_response(bool head_only, std::chrono::milliseconds timeout) {
   auto deadline = Clock::now() + timeout;
   size_t end;
-  while ((end = pending_.find("\r\n\r\n")) == std::string::npos && wait_readable(fd_, deadline)) {
+  while ((end = pending_.find("\r\n\r\n")) == std::string::npos && readable(deadline)) {
     char buf[65536];
-    ssize_t got = recv(fd_, buf, sizeof buf, 0);
+    ssize_t got = receive(buf, sizeof buf);
     if (got <= 0) break;
     pending_.append(buf, static_cast<size_t>(got));
   }
@@ -289,6 +360,10 @@ void Client::reset() {
 }
 
 void Client::shutdown_write() {
+  if (ssl_ != nullptr) {
+    SSL_shutdown(ssl_);
+    ERR_clear_error();
+  }
   ::shutdown(fd_, SHUT_WR);
 }
 

@@ -2,7 +2,10 @@
 // Every wait is bounded so a broken server fails a test instead of hanging it.
 #pragma once
 
+#include <openssl/ssl.h>
 #include <sys/types.h>
+
+#include <cstdint>
 
 #include <chrono>
 #include <optional>
@@ -72,9 +75,13 @@ struct PersonaInfo {
 // Every line of servers/personas.txt, in its order; empty if it cannot be read.
 std::vector<PersonaInfo> read_personas();
 
+// Plain TCP, or TLS over it (OpenSSL, no certificate check: the servers'
+// certificates are made at start).
+enum class Tls : uint8_t { off, on };
+
 class Client {
  public:
-  explicit Client(int port);
+  explicit Client(int port, Tls tls = Tls::off);
   ~Client();
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
@@ -86,13 +93,22 @@ class Client {
   std::optional<std::string> read_to_eof(std::chrono::milliseconds timeout = 2s);
   // Reads one response whose head has Content-Length (and a body unless head_only).
   std::string read_response(bool head_only = false, std::chrono::milliseconds timeout = 2s);
+  // Over TLS: close_notify, then the FIN.
   void shutdown_write();
-  // Closes with a reset (SO_LINGER 0) instead of a FIN.
+  // Closes with a reset (SO_LINGER 0) instead of a FIN (and no close_notify).
   void reset();
   int fd() const { return fd_; }
+  // Over TLS: the session (null before the handshake), and whether the
+  // server's close_notify has been read.
+  SSL* ssl() const { return ssl_; }
+  bool got_close_notify() const;
 
  private:
+  ssize_t receive(char* buf, size_t len);
+  bool readable(std::chrono::steady_clock::time_point deadline);
+
   int fd_ = -1;
+  SSL* ssl_ = nullptr;
   std::string pending_;  // bytes read past the last response
 };
 
