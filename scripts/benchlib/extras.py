@@ -1,6 +1,7 @@
 """The measures of `scripts/bench --performance` that are not a load run:
-RSS per idle connection, the heart's micro-benchmark and the allocation
-count. Each returns a dict for results.json; a failure is an "error" key."""
+RSS per idle connection (also over TLS, for --tls), the heart's
+micro-benchmark and the allocation count. Each returns a dict for
+results.json; a failure is an "error" key."""
 import json
 import os
 import resource
@@ -10,7 +11,7 @@ import subprocess
 import tempfile
 import time
 
-from . import targets
+from . import targets, tls
 
 
 def rss_kib(target):
@@ -30,12 +31,15 @@ def rss_kib(target):
 def idle_rss(target, n):
     """Starts `target` (1 worker), opens `n` loopback connections that each
     make one keep-alive request and then stay idle, and returns the RSS
-    growth per connection. Bounded by `n` and a 5 s timeout per socket."""
+    growth per connection. A target that serves TLS gets TLS connections
+    (Python's ssl, verifying nothing), each idle after its handshake and
+    request. Bounded by `n` and a 5 s timeout per socket."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < n + 1000:
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, n + 1000), hard))
     target.workers = 1
     request = f"GET {target.path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+    context = tls.client_context() if target.tls else None
     socks = []
     try:
         target.start()
@@ -43,6 +47,8 @@ def idle_rss(target, n):
         def open_one():
             s = socket.create_connection(("127.0.0.1", target.port), timeout=5)
             socks.append(s)
+            if context:
+                s = socks[-1] = context.wrap_socket(s, server_hostname="localhost")
             s.sendall(request)
             if not s.recv(4096):
                 raise OSError("closed before answering")
@@ -54,10 +60,11 @@ def idle_rss(target, n):
             open_one()
         time.sleep(1)
         full = rss_kib(target)
-        return {"target": target.label, "connections": n, "rss_kib_one": base, "rss_kib_all": full,
-                "bytes_per_connection": (full - base) * 1024 / (n - 1)}
+        return {"target": target.label, "name": target.name, "kind": target.kind, "connections": n,
+                "rss_kib_one": base, "rss_kib_all": full, "bytes_per_connection": (full - base) * 1024 / (n - 1)}
     except (OSError, targets.StartError) as e:
-        return {"target": target.label, "connections": n, "error": f"{type(e).__name__}: {e}"}
+        return {"target": target.label, "name": target.name, "kind": target.kind, "connections": n,
+                "error": f"{type(e).__name__}: {e}"}
     finally:
         for s in socks:
             s.close()

@@ -1,4 +1,4 @@
-"""Parsers for the output of ab, wrk, h2load and locust's CSV.
+"""Parsers for the output of ab, wrk, h2load, locust's CSV and tls_resume's JSON.
 
 Each returns a dict with the same keys (None where the tool does not say):
 requests (completed), failed, non2xx, rps, bytes (transferred), p50, p90,
@@ -7,6 +7,7 @@ run raises ParseError with the tool's own last words.
 """
 import csv
 import io
+import json
 import re
 
 
@@ -114,4 +115,53 @@ def parse_locust_csv(text):
     )
 
 
-PARSERS = {"ab": parse_ab, "wrk": parse_wrk, "h2load": parse_h2load, "locust": parse_locust_csv}
+# tls_resume measures resumed handshakes only when the server resumed
+# (nearly) all of them: the first connection of each thread is a full one.
+RESUMED_SHARE = 0.95
+TLS_RESUME_KEYS = ("connections", "resumed", "full", "failed", "connections_per_second", "handshake_p50_ms",
+                   "total_p50_ms", "total_p99_ms")
+
+
+def _json_object(text, keys):
+    """The first JSON object in `text` that has all of `keys`, or None."""
+    decoder = json.JSONDecoder()
+    start = text.find("{")
+    while start != -1:
+        try:
+            value, _ = decoder.raw_decode(text, start)
+            if isinstance(value, dict) and all(k in value for k in keys):
+                return value
+        except ValueError:
+            pass
+        start = text.find("{", start + 1)
+    return None
+
+
+def parse_tls_resume(text):
+    """build/tests/tls_resume --json: one request per connection, each
+    connection resuming a TLS session. A run where fewer than RESUMED_SHARE
+    of the handshakes were resumed measured full handshakes: its "error"
+    says so, and it is not counted."""
+    data = _json_object(text, TLS_RESUME_KEYS)
+    if data is None:
+        raise ParseError("tls_resume did not finish: " + _last_words(text))
+    connections, resumed = int(data["connections"]), int(data["resumed"])
+    result = _result(
+        requests=connections,
+        failed=int(data["failed"]),
+        non2xx=0,  # tls_resume counts an answer that is not 200 as failed
+        rps=float(data["connections_per_second"]),
+        p50=data["total_p50_ms"],
+        p99=data["total_p99_ms"],
+    )
+    result.update(resumed=resumed, full=int(data["full"]), handshake_p50=data["handshake_p50_ms"])
+    if not connections:
+        result["error"] = "tls_resume made no connection"
+    elif resumed / connections < RESUMED_SHARE:
+        result["error"] = (f"tls_resume: {resumed} of {connections} handshakes resumed ({resumed / connections:.0%}), "
+                           f"fewer than {RESUMED_SHARE:.0%}: the server did not resume sessions")
+    return result
+
+
+PARSERS = {"ab": parse_ab, "wrk": parse_wrk, "h2load": parse_h2load, "locust": parse_locust_csv,
+           "tls_resume": parse_tls_resume}

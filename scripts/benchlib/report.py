@@ -574,6 +574,119 @@ def shaping_table(meta, cells):
     return "\n".join(rows) + "\n\n" + "\n".join(cell_rows)
 
 
+# --tls (docs/benchmarks.md): each persona's server CPU per request over a
+# peer's, with the judged certificate (ECDSA P-256), at most these; the
+# other key type's ratio is shown beside, not judged.
+TLS_JOBS = (("wrk", "keepalive", "keep-alive (wrk -c64)"), ("wrk", "pipeline", "16-deep pipelining (wrk -c64)"),
+            ("ab", "close", "a full handshake per request (ab -c20)"),
+            ("tls_resume", "resume", "a resumed handshake per request (tls_resume)"))
+TLS_TARGETS = (("wrk", "keepalive", "nginx", 0.90), ("wrk", "keepalive", "h2o", 0.90),
+               ("wrk", "pipeline", "nginx", 0.15), ("ab", "close", "nginx", 0.90), ("ab", "close", "h2o", 0.95),
+               ("tls_resume", "resume", "nginx", 0.85))
+TLS_PEERS = {"nginx": "nginx", "h2o": "h2o 2.2.5 (static file)"}
+# RSS per idle TLS connection, a persona's over nginx's, at most this.
+TLS_IDLE_TARGET = 0.75
+
+
+def _tls_cell(cells, name, kind, tool, mode, variant):
+    return next((c for c in cells if (c["name"], c["kind"], c["tool"], c["mode"], c.get("variant"))
+                 == (name, kind, tool, mode, variant)), None)
+
+
+def _tls_ratio(cells, persona, peer, tool, mode, variant):
+    """(the persona's cell, the peer's, their ratio of CPU per request or None)."""
+    mine = _tls_cell(cells, persona, "persona", tool, mode, variant)
+    theirs = _tls_cell(cells, peer, "peer", tool, mode, variant)
+    a, b = (c.get("cpu_us_per_request") if c else None for c in (mine, theirs))
+    return mine, theirs, (a / b if a and b else None)
+
+
+def _row(*fields):
+    return "| " + " | ".join(fields) + " |"
+
+
+def _problem(*cells):
+    """What a figure that is missing says: the first cell's error, or "not measured"."""
+    return next((c["error"] for c in cells if c and c.get("error")), None) or "not measured"
+
+
+def tls_table(meta, cells):
+    """--tls: each persona's CPU per request over nginx's and h2o's with the
+    judged certificate, against TLS_TARGETS, the rounds' own ratios beside
+    it and the other key type's ratio beside that; RSS per idle TLS
+    connection against nginx's; then the cells themselves."""
+    run = meta.get("tls")
+    if not run:
+        return ""
+    keys, judged = run.get("keys", {}), run.get("judged")
+    others = [k for k in keys if k != judged]
+    jobs = {(tool, mode): label for tool, mode, label in TLS_JOBS}
+    rows = [_row("measure", "target", f"{keys.get(judged, judged)}: result", "met?",
+                 *(f"{keys.get(k, k)} (information)" for k in others)),
+            _row(*["---"] * (4 + len(others)))]
+    for persona in run.get("personas", []):
+        for tool, mode, peer, limit in TLS_TARGETS:
+            mine, theirs, ratio = _tls_ratio(cells, persona, peer, tool, mode, judged)
+            if ratio is None:
+                result, met = _problem(mine, theirs), "not measured"
+            else:
+                result = (f"hello-{persona} {mine['cpu_us_per_request']:.2f} µs, {peer} "
+                          f"{theirs['cpu_us_per_request']:.2f} µs: {ratio:.3f}{paired_text(mine, theirs)}")
+                met = "yes" if ratio <= limit else "**no**"
+            beside = []
+            for kind in others:
+                m, t, r = _tls_ratio(cells, persona, peer, tool, mode, kind)
+                beside.append(f"{m['cpu_us_per_request']:.2f} / {t['cpu_us_per_request']:.2f} µs: {r:.3f}"
+                              if r is not None else "not measured")
+            rows.append(_row(f"CPU/request, {jobs[(tool, mode)]}, hello-{persona} vs {TLS_PEERS[peer]}",
+                             f"≤ {limit:.2f}", result, met, *beside))
+    idle = {(r.get("name"), r.get("kind")): r for r in run.get("idle_rss", [])}
+    nginx, h2o = idle.get(("nginx", "peer"), {}), idle.get(("h2o", "peer"), {})
+    for persona in run.get("personas", []):
+        ours = idle.get((persona, "persona"), {})
+        for peer, theirs, limit in (("nginx", nginx, TLS_IDLE_TARGET), ("h2o", h2o, None)):
+            measure = f"RSS per idle TLS connection, hello-{persona} vs {TLS_PEERS[peer]}"
+            target = f"≤ {limit:.2f}" if limit else "none (informational)"
+            a, b = ours.get("bytes_per_connection"), theirs.get("bytes_per_connection")
+            if a and b:
+                result = (f"hello-{persona} {a:,.0f} bytes, {peer} {b:,.0f} bytes "
+                          f"({ours['connections']:,} connections): {a / b:.2f}")
+                met = ("yes" if a / b <= limit else "**no**") if limit else "-"
+            else:
+                # Each side's figure or what went wrong, so that the one measured is still read.
+                result = "; ".join(f"{who} {x:,.0f} bytes ({r['connections']:,} connections)" if x else
+                                   f"{who}: {r.get('error') or 'not measured'}"
+                                   for who, x, r in ((f"hello-{persona}", a, ours), (peer, b, theirs)))
+                met = "not measured" if limit else "-"
+            rows.append(_row(measure, target, result, met, *["-"] * len(others)))
+    cell_rows = ["| server | certificate | job | req/s (median) | CPU µs/req (median) | runs | problems |",
+                 "| --- | --- | --- | --- | --- | --- | --- |"]
+    for c in cells:
+        if c.get("variant") in keys and (c["tool"], c["mode"]) in jobs:
+            cell_rows.append(f"| {c['target']} | {keys[c['variant']]} | {jobs[(c['tool'], c['mode'])]} | "
+                             f"{_rps_text(c)} | {_fmt(c.get('cpu_us_per_request'), 2)} | "
+                             f"{c.get('clean_runs', 0)}/{c.get('runs', 0)} | {c.get('error') or ''} |")
+    return "\n".join(rows) + "\n\n" + "\n".join(cell_rows)
+
+
+def tls_text(meta):
+    """What the TLS section measured, before its table."""
+    run = meta["tls"]
+    keys = run.get("keys", {})
+    personas = ", ".join(f"hello-{p}" for p in run.get("personas", []))
+    return (f"{personas} (started with `--tls --tls-cert CERT --tls-key KEY`), nginx and h2o 2.2.5, 1 worker each, "
+            f"every one started once per certificate ({' and '.join(keys.values())}, self-signed for localhost, "
+            "made for this run) and all at once. The clients (wrk, ab, tls_resume with `--tls-max 1.3`, Python's "
+            "ssl) negotiate TLS 1.3 and send no ALPN: HTTP/1.1. nginx resumes sessions with its defaults: session tickets on, no shared session "
+            "cache; h2o with its own (an internal cache and tickets), its private-key operations in its "
+            "threads (`neverbleed: OFF`). Rounds alternate (each job on every target in turn, every second "
+            f"round in reverse order), {run.get('rounds', '-')} rounds; each ratio divides two medians of server "
+            f"CPU per request of this run, and the rounds' own ratios are shown beside it. The targets judge "
+            f"{keys.get(run.get('judged'), '-')}; the other certificate's ratios are information. RSS per idle "
+            "TLS connection: each connection a TLS handshake (Python's ssl) and one keep-alive request, then "
+            f"idle, with the {keys.get(run.get('judged'), '-')} certificate.")
+
+
 def charts(out, cells, meta=None):
     """PNG charts; returns their file names (empty if matplotlib is missing).
     A tool-bound cell is marked in every chart it is in."""
@@ -768,6 +881,9 @@ def write_markdown(out, meta, cells, chart_files):
                   f"(every second round in reverse order), {meta['compare']['rounds']} rounds; each ratio "
                   "divides two medians of this run, and the rounds' own ratios are shown beside it.", "",
                   compare, ""]
+    tls = tls_table(meta, cells)
+    if tls:
+        parts += ["## TLS", "", tls_text(meta), "", tls, ""]
     articles = article_tables(cells)
     if articles:
         parts += ["## Beside the articles", "", articles]

@@ -17,6 +17,8 @@ import tempfile
 import time
 from typing import NamedTuple
 
+from .tls import server_flags
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PEERS = os.path.join(ROOT, "scripts", "peers")
 PERSONAS_FILE = os.path.join(ROOT, "servers", "personas.txt")
@@ -105,12 +107,14 @@ class Target:
 
     kind = "persona"
 
-    def __init__(self, name, path="/", workers=1, cpus="1", extra=()):
+    def __init__(self, name, path="/", workers=1, cpus="1", extra=(), tls=None):
         self.name = name
         self.path = path
         self.workers = workers
         self.cpus = cpus
         self.extra = list(extra)
+        # A benchlib.tls.Certificate: the target serves HTTPS with it.
+        self.tls = tls
         self.port = None
         self.proc = None
         self.log = None
@@ -119,6 +123,10 @@ class Target:
     @property
     def label(self):
         return self.name
+
+    @property
+    def scheme(self):
+        return "https" if self.tls else "http"
 
     def supports_workers(self, n):
         return True
@@ -221,12 +229,14 @@ class Persona(Target):
         label = f"hello-{self.name}" + (" +log" if any(a.startswith("--access-log") for a in self.extra) else "")
         if "--shape" in self.extra:
             label += " +shape"
+        label += tls_label(self.tls)
         return label + (f" {self.path[self.path.index('?'):]}" if "?" in self.path else "")
 
     def command(self):
         extra = [a.replace("@TMP@", self.tmp) for a in self.extra]
         admin = ["--admin", f"127.0.0.1:{self.admin_port}"] if self.admin_port else []
-        return [self.binary, "-H", "127.0.0.1", "-p", str(self.port), "-w", str(self.workers)] + admin + extra
+        tls = server_flags(self.tls) if self.tls else []
+        return [self.binary, "-H", "127.0.0.1", "-p", str(self.port), "-w", str(self.workers)] + admin + tls + extra
 
     def ready(self, deadline):
         # Our servers say when every worker listens, then (with --admin) when
@@ -268,16 +278,16 @@ class Peer(Target):
 
 
 class Nginx(Target):
+    """nginx from nginx.conf.in, or over TLS from nginx-tls.conf.in."""
     kind = "peer"
 
     @property
     def label(self):
-        return "nginx"
+        return "nginx" + tls_label(self.tls)
 
     def command(self):
-        with open(os.path.join(PEERS, "nginx.conf.in")) as f:
-            conf = f.read()
-        conf = fill(conf, WORKERS=self.workers, PORT=self.port, PREFIX=self.tmp)
+        with open(os.path.join(PEERS, "nginx-tls.conf.in" if self.tls else "nginx.conf.in")) as f:
+            conf = render_nginx_conf(f.read(), self.workers, self.port, self.tmp, self.tls)
         path = os.path.join(self.tmp, "nginx.conf")
         with open(path, "w") as f:
             f.write(conf)
@@ -291,27 +301,45 @@ def fill(template, **values):
     return template
 
 
-def render_h2o_conf(template, port, threads, prefix, user):
-    """h2o.conf.in with its @PORT@, @THREADS@, @PREFIX@ and @USER@ filled in."""
-    return fill(template, PORT=port, THREADS=threads, PREFIX=prefix, USER=user)
+def tls_label(cert):
+    """What a target's label says of its TLS: " +tls ECDSA P-256", or nothing."""
+    return f" +tls {cert.label}" if cert else ""
+
+
+def _tls_values(cert):
+    return {"CERT": cert.cert, "KEY": cert.key} if cert else {}
+
+
+def render_nginx_conf(template, workers, port, prefix, tls=None):
+    """nginx.conf.in with its @WORKERS@, @PORT@ and @PREFIX@ filled in, and
+    nginx-tls.conf.in's @CERT@ and @KEY@ from `tls` (a benchlib.tls.Certificate)."""
+    return fill(template, WORKERS=workers, PORT=port, PREFIX=prefix, **_tls_values(tls))
+
+
+def render_h2o_conf(template, port, threads, prefix, user, tls=None):
+    """h2o.conf.in with its @PORT@, @THREADS@, @PREFIX@ and @USER@ filled in,
+    and h2o-tls.conf.in's @CERT@ and @KEY@ from `tls`."""
+    return fill(template, PORT=port, THREADS=threads, PREFIX=prefix, USER=user, **_tls_values(tls))
 
 
 class H2o(Target):
-    """h2o answering with a static file, hello.txt, written into its temp dir."""
+    """h2o answering with a static file, hello.txt, written into its temp
+    dir; over TLS from h2o-tls.conf.in."""
     kind = "peer"
     binary = "/usr/bin/h2o"
 
     @property
     def label(self):
-        return "h2o 2.2.5 (static file)"
+        return "h2o 2.2.5 (static file)" + tls_label(self.tls)
 
     def command(self):
         if not os.access(self.binary, os.X_OK):
             raise StartError(f"{self.label} did not start: {self.binary} is not installed")
         with open(os.path.join(self.tmp, "hello.txt"), "w") as f:
             f.write("Hello!!!")
-        with open(os.path.join(PEERS, "h2o.conf.in")) as f:
-            conf = render_h2o_conf(f.read(), self.port, self.workers, self.tmp, pwd.getpwuid(os.getuid()).pw_name)
+        with open(os.path.join(PEERS, "h2o-tls.conf.in" if self.tls else "h2o.conf.in")) as f:
+            conf = render_h2o_conf(f.read(), self.port, self.workers, self.tmp, pwd.getpwuid(os.getuid()).pw_name,
+                                   self.tls)
         path = os.path.join(self.tmp, "h2o.conf")
         with open(path, "w") as f:
             f.write(conf)

@@ -7,6 +7,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import urllib.parse
 
 from . import parsers
 
@@ -19,7 +20,14 @@ LOCUSTFILE = os.path.join(ROOT, "scripts", "peers", "locustfile.py")
 # Depth of the pipeline mode (wrk's Lua script; h2load's -m).
 PIPELINE_DEPTH = 16
 
-BINARIES = {"ab": "ab", "wrk": "wrk", "h2load": "h2load", "locust": "locust"}
+# tls_resume is a program of this project (tests/), built beside the
+# personas: its path follows --build-dir (use_build_dir).
+BINARIES = {"ab": "ab", "wrk": "wrk", "h2load": "h2load", "locust": "locust",
+            "tls_resume": os.path.join(ROOT, "build", "tests", "tls_resume")}
+# The tools and modes a matrix run takes (--tool, --mode). tls_resume and
+# its mode, "resume" (one connection per request, each resuming the
+# session of the one before), belong to --tls.
+LOAD_TOOLS = ("ab", "wrk", "h2load", "locust")
 MODES = ("close", "keepalive", "pipeline", "echo")
 
 
@@ -39,12 +47,31 @@ def label(tool, locust_workers=0):
     return f"{tool}-w{locust_workers}" if tool == "locust" and locust_workers else tool
 
 
+def use_build_dir(build_dir):
+    """Runs tls_resume from `build_dir` (scripts/bench --build-dir)."""
+    BINARIES["tls_resume"] = os.path.join(build_dir, "tests", "tls_resume")
+
+
 def missing(tool):
     """None if the tool is installed, else a sentence saying what to do."""
     tool = split(tool)[0]
     if shutil.which(BINARIES[tool]) is None:
+        if tool == "tls_resume":
+            return f"{BINARIES[tool]} is not built (scripts/test builds it)"
         return f"{tool} is not installed (scripts/setup --bench installs it)"
     return None
+
+
+def tls_resume_command(url, threads, duration=None, requests=None):
+    """tls_resume's argv against `url` (https://HOST:PORT/PATH): `threads`
+    threads, each making one connection at a time, for `duration` seconds
+    or `requests` connections in all, TLS 1.3, its figures as JSON."""
+    parts = urllib.parse.urlsplit(url)
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    argv = [BINARIES["tls_resume"], "--port", str(parts.port or 443), "--host", parts.hostname or "127.0.0.1",
+            "--path", path]
+    argv += ["--count", str(requests)] if requests else ["--duration", str(duration)]
+    return argv + ["--threads", str(threads), "--tls-max", "1.3", "--json"]
 
 
 def locust_command(url, connections, duration, csv_prefix, workers=0, port=None):
@@ -78,6 +105,10 @@ def command(tool, mode, url, connections, duration=None, requests=None, threads=
     tool, workers = split(tool)
     if mode == "echo" and tool != "wrk":
         raise Unsupported("the echo mode is a wrk script")
+    if (mode == "resume") != (tool == "tls_resume"):
+        raise Unsupported("a resumed TLS handshake per request is tls_resume's mode, and its only one")
+    if tool == "tls_resume":
+        return tls_resume_command(url, connections, duration, requests)
     if tool == "ab":
         if mode == "pipeline":
             raise Unsupported("ab cannot pipeline")
