@@ -18,6 +18,7 @@
 #include "server/options.h"
 #include "server/run.h"
 #include "server/startup.h"
+#include "tls/tls_memory.h"
 
 namespace hello {
 
@@ -69,6 +70,8 @@ int report(const Options& opt, Process& process) {
 }  // namespace
 
 int run(const Persona& persona, int argc, char** argv) {
+  // Before OpenSSL allocates anything (docs/tls.md).
+  recycle_tls_memory();
   Options opt;
   if (std::optional<int> exit = parse_options(persona, argc, argv, opt)) return *exit;
   Process process(opt);

@@ -219,6 +219,9 @@ std::unique_ptr<TlsContext> TlsContext::create(const TlsOptions& options, std::s
   // No renegotiation (TLS 1.2's client-initiated one costs the server a
   // handshake per request of an attacker's choosing).
   SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
+  // An idle connection holds no record buffers: they are taken for each
+  // read and write and given back after (recycled: tls/tls_memory.h).
+  SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
   std::string ciphers = options.ciphers.empty() ? std::string(kDefaultCiphers) : options.ciphers;
   if (SSL_CTX_set_cipher_list(ctx, ciphers.c_str()) != 1) {
     error =

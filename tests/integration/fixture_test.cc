@@ -59,9 +59,8 @@ ServerProcess& server_for(const std::string& persona, Tls tls) {
   static std::map<std::pair<std::string, Tls>, std::unique_ptr<ServerProcess>> servers;
   auto& s = servers[{persona, tls}];
   if (!s)
-    s = std::make_unique<ServerProcess>(persona,
-                                        tls == Tls::on ? std::vector<std::string>{"--tls"}
-                                                       : std::vector<std::string>{});
+    s = std::make_unique<ServerProcess>(
+        persona, tls == Tls::on ? std::vector<std::string>{"--tls"} : std::vector<std::string>{});
   return *s;
 }
 
