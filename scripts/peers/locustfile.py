@@ -5,6 +5,10 @@ import locust.runners
 from locust import HttpUser, task
 
 PATH = os.environ.get("LOCUST_PATH", "/index")
+# Over https://, the certificate is checked against LOCUST_CA_FILE if set
+# (hello-NAME --tls-write-cert FILE), and not at all otherwise: a
+# benchmark target's certificate is usually made at start (curl's -k).
+CA_FILE = os.environ.get("LOCUST_CA_FILE") or False
 
 # Debian's python3-locust (2.12.1-1) reports an empty version, and a master
 # drops a worker that says "" in its client_ready as "old (pre 2.0)": the
@@ -15,6 +19,9 @@ if not locust.runners.__version__:
 
 
 class UserBehavior(HttpUser):
+    def on_start(self):
+        self.client.verify = CA_FILE
+
     @task(1)
     def stress_index(self):
         self.client.get(PATH)
