@@ -99,9 +99,12 @@ bool make_certificate(const std::string& key_type, const std::vector<std::string
   X509V3_CTX v3;
   X509V3_set_ctx_nodb(&v3);
   X509V3_set_ctx(&v3, cert.get(), cert.get(), nullptr, nullptr, 0);
+  std::string usage = key_type == "rsa2048" ? "critical,digitalSignature,keyEncipherment"
+                                            : "critical,digitalSignature";
   for (auto [nid, value] : {std::pair{NID_subject_alt_name, alt},
-                            {NID_basic_constraints, "CA:FALSE"},
-                            {NID_ext_key_usage, "serverAuth"}}) {
+                            {NID_basic_constraints, std::string("CA:FALSE")},
+                            {NID_key_usage, usage},
+                            {NID_ext_key_usage, std::string("serverAuth")}}) {
     X509_EXTENSION* ext = X509V3_EXT_conf_nid(nullptr, &v3, nid, value.c_str());
     if (ext == nullptr || !X509_add_ext(cert.get(), ext, -1)) {
       X509_EXTENSION_free(ext);
@@ -218,7 +221,9 @@ std::unique_ptr<TlsContext> TlsContext::create(const TlsOptions& options, std::s
                                 options.min_version == "1.3" ? TLS1_3_VERSION : TLS1_2_VERSION);
   // No renegotiation (TLS 1.2's client-initiated one costs the server a
   // handshake per request of an attacker's choosing).
-  SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
+  // The server's order of suites decides (testssl.sh rates a client's
+  // choice "NOT ok").
+  SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
   // An idle connection holds no record buffers: they are taken for each
   // read and write and given back after (recycled: tls/tls_memory.h).
   SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
