@@ -206,8 +206,10 @@ void TlsTransport::failed(int ssl_error) {
   ERR_clear_error();
   TlsHandshake h;
   switch (reason) {
+    // (Not SSL_R_WRONG_VERSION_NUMBER: OpenSSL says that of any record
+    // header without version 3, which is what garbage looks like; a TLS 1.0
+    // or 1.1 ClientHello fails as unsupported.)
     case SSL_R_UNSUPPORTED_PROTOCOL:
-    case SSL_R_WRONG_VERSION_NUMBER:
     case SSL_R_VERSION_TOO_LOW:
       h.end = TlsHandshake::End::version;
       break;

@@ -1,7 +1,8 @@
 // Answers that wait, over real sockets: a route's "delay" is kept to the
 // millisecond without blocking the worker, pipelined answers keep their
 // order, a waiting answer has no header deadline, a client that leaves is
-// forgotten at once, and a graceful stop answers whatever waits.
+// forgotten at once, and a graceful stop answers whatever waits; the same
+// over TLS (--tls) for a wait and a graceful stop.
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <unistd.h>
@@ -242,6 +243,57 @@ TEST(Delay, AGracefulStopAnswersWhatWaits) {
   fs::remove(json);
   EXPECT_NE(stats.find("\"total\": {\"connections\": 1000, \"requests\": 1000,"), std::string::npos)
       << stats;
+}
+
+// Over TLS, GET /slow, then 15 GET / in the same record: the slow answer
+// first, after its delay, then the others in order. (The socket is
+// readable early with TLS 1.3's session tickets, so readable_within()
+// cannot say that nothing came before: the order says it.)
+TEST(DelayTls, AnsweredAfterItsDelayAndPipelinedAnswersAfterIt) {
+  DelayRoutes routes("200ms");
+  ServerProcess s("sanic", {"--routes", routes.path(), "--tls"});
+  Client c(s.port(), Tls::on);
+  auto t0 = Clock::now();
+  ASSERT_TRUE(c.send(slow_then_roots()));
+  std::string first = c.read_response(false, 1s);
+  double ms = ms_since(t0);
+  EXPECT_EQ(first.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << first;
+  EXPECT_EQ(body_of(first), "slow\n");
+  EXPECT_GE(ms, 200.0);
+  EXPECT_LE(ms, 400.0);
+  for (int i = 0; i < 15; ++i) {
+    std::string r = c.read_response();
+    ASSERT_EQ(body_of(r), "Hello!!!") << i;
+  }
+  EXPECT_EQ(c.read_exactly(1, 50ms), "") << "more than 16 answers";
+  EXPECT_EQ(s.stop(), 0);
+}
+
+// SIGTERM while 100 answers wait over TLS: each is answered when its time
+// comes, then its connection ends with close_notify, and the process exits 0.
+TEST(DelayTls, AGracefulStopAnswersWhatWaitsThenSaysCloseNotify) {
+  DelayRoutes routes("500ms");
+  ServerProcess s("sanic", {"--routes", routes.path(), "--tls"});
+  std::vector<std::unique_ptr<Client>> clients;
+  for (int i = 0; i < 100; ++i) {
+    clients.push_back(std::make_unique<Client>(s.port(), Tls::on));
+    ASSERT_TRUE(clients.back()->send(kSlow));
+  }
+  auto t0 = Clock::now();
+  std::this_thread::sleep_for(100ms);
+  s.signal(SIGTERM);
+  int answered = 0, closed = 0, notified = 0;
+  for (auto& c : clients) {
+    std::string r = c->read_response(false, 2s);
+    if (r.rfind("HTTP/1.1 200 OK\r\n", 0) == 0 && body_of(r) == "slow\n") ++answered;
+    if (c->read_to_eof(2s) == std::optional<std::string>("")) ++closed;
+    if (c->got_close_notify()) ++notified;
+  }
+  EXPECT_GE(ms_since(t0), 500.0);
+  EXPECT_EQ(answered, 100);
+  EXPECT_EQ(closed, 100) << "left open, or bytes after the answer";
+  EXPECT_EQ(notified, 100) << "closed without close_notify";
+  EXPECT_EQ(s.wait(5s), 0);
 }
 
 // A delay that is not a duration, or over --max-delay, and a bad

@@ -1,6 +1,10 @@
 // One case per row of the hardening table (docs/hardening.md), over a real
-// socket: the status the server answers and whether it then closes.
+// socket: the status the server answers and whether it then closes; every
+// row over plain TCP and again over TLS (hello-sanic --tls, the row's name
+// with "_tls"): the bytes inside TLS get the same answers.
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 
@@ -18,12 +22,13 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct Row {
-  const char* name;
+  std::string name;
   std::string request;
   int status;  // of the last response
   bool closes;
   std::vector<std::string> flags = {};
   int responses = 1;
+  Tls tls = Tls::off;
 };
 
 // Names the row in test output instead of dumping its bytes.
@@ -177,12 +182,54 @@ std::vector<Row> rows() {
   };
 }
 
+// Every row over plain TCP, then over TLS.
+std::vector<Row> rows_over_both() {
+  std::vector<Row> all = rows();
+  for (Row row : rows()) {
+    row.name += "_tls";
+    row.tls = Tls::on;
+    all.push_back(row);
+  }
+  return all;
+}
+
+// The row's server: its flags, and --tls over TLS.
+std::vector<std::string> server_flags(const Row& row) {
+  std::vector<std::string> flags = row.flags;
+  if (row.tls == Tls::on) flags.push_back("--tls");
+  return flags;
+}
+
+// Blocks SIGPIPE in this thread while it lives, and takes any that came:
+// over TLS the client writes with write(2), which has no MSG_NOSIGNAL, to
+// a server that may already have answered and closed.
+class NoSigpipe {
+ public:
+  NoSigpipe() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_, &saved_);
+  }
+  ~NoSigpipe() {
+    struct timespec now = {0, 0};
+    while (sigtimedwait(&pipe_, nullptr, &now) == SIGPIPE) {
+    }
+    pthread_sigmask(SIG_SETMASK, &saved_, nullptr);
+  }
+  NoSigpipe(const NoSigpipe&) = delete;
+  NoSigpipe& operator=(const NoSigpipe&) = delete;
+
+ private:
+  sigset_t pipe_;
+  sigset_t saved_;
+};
+
 class HardeningTest : public ::testing::TestWithParam<Row> {};
 
 TEST_P(HardeningTest, AnswersAndClosesAsTheTableSays) {
   const Row& row = GetParam();
-  ServerProcess s("sanic", row.flags);
-  Client c(s.port());
+  ServerProcess s("sanic", server_flags(row));
+  Client c(s.port(), row.tls);
   ASSERT_TRUE(c.send(row.request));
   bool head = row.request.rfind("HEAD", 0) == 0;
   std::string response = c.read_response(head);
@@ -201,9 +248,13 @@ TEST_P(HardeningTest, AnswersAndClosesAsTheTableSays) {
   if (rest) {
     EXPECT_EQ(*rest, "") << "answered after the close";
   }
+  // Over TLS a close is said inside TLS first, whatever the answer was.
+  if (row.tls == Tls::on && row.closes) {
+    EXPECT_TRUE(c.got_close_notify()) << "EOF without close_notify";
+  }
 }
 
-INSTANTIATE_TEST_SUITE_P(Table, HardeningTest, ::testing::ValuesIn(rows()),
+INSTANTIATE_TEST_SUITE_P(Table, HardeningTest, ::testing::ValuesIn(rows_over_both()),
                          [](const auto& info) { return info.param.name; });
 
 // The same rows sent a byte at a time, each byte its own read: the answer
@@ -212,8 +263,10 @@ class HardeningBytewiseTest : public ::testing::TestWithParam<Row> {};
 
 TEST_P(HardeningBytewiseTest, AnswersAsWhenSentWhole) {
   const Row& row = GetParam();
-  ServerProcess s("sanic", row.flags);
-  Client c(s.port());
+  ServerProcess s("sanic", server_flags(row));
+  Client c(s.port(), row.tls);
+  // Over TLS each byte is its own record (one SSL_write each).
+  NoSigpipe no_sigpipe;
   for (char ch : row.request) {
     // Once the server has answered and closed, the rest may be refused.
     if (!c.send(std::string_view(&ch, 1))) break;
@@ -227,7 +280,7 @@ TEST_P(HardeningBytewiseTest, AnswersAsWhenSentWhole) {
   EXPECT_EQ(rest.has_value(), row.closes);
 }
 
-INSTANTIATE_TEST_SUITE_P(Table, HardeningBytewiseTest, ::testing::ValuesIn(rows()),
+INSTANTIATE_TEST_SUITE_P(Table, HardeningBytewiseTest, ::testing::ValuesIn(rows_over_both()),
                          [](const auto& info) { return info.param.name; });
 
 // The personas that answer in the request's version say HTTP/1.1 to a

@@ -1,4 +1,5 @@
-// Workers, the access log, stats and graceful shutdown, over real sockets.
+// Workers, the access log, stats and graceful shutdown, over real sockets;
+// graceful shutdown and resetting clients over TLS (--tls) too.
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <signal.h>
@@ -193,15 +194,18 @@ TEST(Stats, IntervalLinesAndExitSummary) {
 
 // `frozen`: the server is stopped (SIGSTOP) while the clients connect and
 // send, so their connections wait in the listen queue, unaccepted, when
-// SIGTERM arrives.
-void expect_every_answer(const std::string& persona, int connections, int depth, bool frozen) {
-  ServerProcess s(persona, {"-w", "2"});
+// SIGTERM arrives (not over TLS: the handshake needs a running server).
+void expect_every_answer(const std::string& persona, int connections, int depth, bool frozen,
+                         Tls tls = Tls::off) {
+  std::vector<std::string> flags = {"-w", "2"};
+  if (tls == Tls::on) flags.push_back("--tls");
+  ServerProcess s(persona, flags);
   if (frozen) s.signal(SIGSTOP);
   std::string pipeline;
   for (int i = 0; i < depth; ++i) pipeline += kGet;
   std::vector<std::unique_ptr<Client>> clients;
   for (int i = 0; i < connections; ++i) {
-    clients.push_back(std::make_unique<Client>(s.port()));
+    clients.push_back(std::make_unique<Client>(s.port(), tls));
     ASSERT_TRUE(clients.back()->send(pipeline));
   }
   s.signal(SIGTERM);
@@ -213,6 +217,9 @@ void expect_every_answer(const std::string& persona, int connections, int depth,
     for (size_t at = 0; (at = all->find("\r\n\r\nHello, world", at)) != std::string::npos; ++at)
       ++responses;
     EXPECT_EQ(responses, static_cast<size_t>(depth));
+    if (tls == Tls::on) {
+      EXPECT_TRUE(c->got_close_notify()) << "closed without close_notify";
+    }
   }
   EXPECT_EQ(s.wait(), 0);
 }
@@ -220,6 +227,10 @@ void expect_every_answer(const std::string& persona, int connections, int depth,
 TEST(Shutdown, AnswersEveryPipelinedRequestSentBeforeTheSignal) {
   // 3,000 requests are about 80 KiB: more than one read of the server's.
   expect_every_answer("tornado", 8, 3000, false);
+}
+
+TEST(Shutdown, AnswersEveryPipelinedRequestSentBeforeTheSignalOverTls) {
+  expect_every_answer("tornado", 8, 3000, false, Tls::on);
 }
 
 TEST(Shutdown, AnswersConnectionsStillWaitingToBeAccepted) {
@@ -285,6 +296,38 @@ TEST(Lifecycle, ResettingClientsLeakNoDescriptors) {
   auto deadline = Clock::now() + 5s;
   while (s.open_fds() != baseline && Clock::now() < deadline) std::this_thread::sleep_for(20ms);
   EXPECT_EQ(s.open_fds(), baseline);
+  EXPECT_EQ(s.stop(), 0);
+}
+
+// Over TLS: clients that reset in the middle of their pipelined requests
+// (answers still being encrypted and sent) leave nothing behind.
+TEST(Lifecycle, ResettingTlsClientsLeakNoDescriptors) {
+  ServerProcess s("sanic", {"-w", "2", "--tls"});
+  {
+    Client warm(s.port(), Tls::on);
+    ASSERT_TRUE(warm.send(kGet));
+    ASSERT_EQ(warm.read_response().rfind("HTTP/1.1 200", 0), 0u);
+  }
+  std::this_thread::sleep_for(100ms);
+  const int baseline = s.open_fds();
+  std::string big_request;
+  for (int i = 0; i < 50; ++i) big_request += kGet;
+  for (int batch = 0; batch < 5; ++batch) {
+    std::vector<std::unique_ptr<Client>> clients;
+    for (int i = 0; i < 40; ++i) {
+      clients.push_back(std::make_unique<Client>(s.port(), Tls::on));
+      clients.back()->send(big_request);
+    }
+    for (auto& c : clients) c->reset();
+  }
+  Client after(s.port(), Tls::on);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(after.send(kGet));
+    EXPECT_EQ(after.read_response().rfind("HTTP/1.1 200", 0), 0u) << "still serving";
+  }
+  after.reset();
+  EXPECT_TRUE(s.fds_reach(baseline, 5s))
+      << s.open_fds() << " descriptors, " << baseline << " before";
   EXPECT_EQ(s.stop(), 0);
 }
 

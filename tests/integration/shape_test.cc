@@ -1,13 +1,18 @@
 // Shaped answers over real sockets (docs/shaping.md): status and size mixes
 // that follow their percentages and agree with X-Hello-Shape-Decision,
 // seeded decisions that repeat, exact sized bodies, pipelined order,
-// resets, closes, drips, 400s that keep the connection, and bad flags.
+// resets, closes, drips, 400s that keep the connection, and bad flags; and
+// over TLS, sizes and drips through TLS, `close` with close_notify and
+// `reset` without.
 #include <gtest/gtest.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -230,6 +235,101 @@ TEST(Shape, ADripSpreadsTheBodyOverItsDuration) {
   EXPECT_GE(reads, 10) << "in pieces";
   std::string body = body_of(got);
   for (size_t i = 0; i < body.size(); ++i) ASSERT_EQ(body[i], kAlphabet[i % 64]) << i;
+}
+
+TEST(ShapeTls, ASizedBodyArrivesWholeThroughTls) {
+  ServerProcess s("sanic", {"--shape", "--tls"});
+  Client c(s.port(), Tls::on);
+  ASSERT_TRUE(c.send(get("/?size=1048576")));
+  std::string r = c.read_response(false, 5s);
+  EXPECT_EQ(header_of(r, "content-length"), "1048576");
+  std::string body = body_of(r);
+  ASSERT_EQ(body.size(), 1048576u);
+  for (size_t i = 0; i < body.size(); ++i) ASSERT_EQ(body[i], kAlphabet[i % 64]) << i;
+  ASSERT_TRUE(c.send(get("/")));
+  EXPECT_EQ(body_of(c.read_response()), "Hello!!!");
+  EXPECT_EQ(s.stop(), 0);
+}
+
+// Read with SSL_read itself, so that each piece of the drip is counted as
+// it comes out of TLS.
+TEST(ShapeTls, ADripSpreadsTheBodyOverItsDurationThroughTls) {
+  ServerProcess s("sanic", {"--shape", "--tls"});
+  Client c(s.port(), Tls::on);
+  auto t0 = Clock::now();
+  ASSERT_TRUE(c.send(get("/?drip=1s&size=10000")));
+  std::string got;
+  int reads = 0;
+  double head_ms = -1;
+  size_t total = 0;
+  while (Clock::now() - t0 < 3s) {
+    struct pollfd p {
+      c.fd(), POLLIN, 0
+    };
+    if (SSL_pending(c.ssl()) == 0 && poll(&p, 1, 100) != 1) continue;
+    char buf[65536];
+    size_t n = 0;
+    if (SSL_read_ex(c.ssl(), buf, sizeof buf, &n) != 1) {
+      ERR_clear_error();
+      break;
+    }
+    got.append(buf, n);
+    ++reads;
+    size_t end = got.find("\r\n\r\n");
+    if (head_ms < 0 && end != std::string::npos) {
+      head_ms = ms_since(t0);
+      total = end + 4 + 10000;
+    }
+    if (total > 0 && got.size() >= total) break;
+  }
+  double ms = ms_since(t0);
+  ASSERT_EQ(got.size(), total);
+  EXPECT_LT(head_ms, 50) << "the head goes at once";
+  EXPECT_GE(ms, 1000);
+  EXPECT_LE(ms, 1100);
+  EXPECT_GE(reads, 10) << "in pieces";
+  std::string body = body_of(got);
+  for (size_t i = 0; i < body.size(); ++i) ASSERT_EQ(body[i], kAlphabet[i % 64]) << i;
+  EXPECT_EQ(s.stop(), 0);
+}
+
+TEST(ShapeTls, CloseEndsWithCloseNotifyThenTheFin) {
+  ServerProcess s("sanic", {"--shape", "--tls"});
+  for (int i = 0; i < 5; ++i) {
+    Client c(s.port(), Tls::on);
+    ASSERT_TRUE(c.send(get("/?close=true")));
+    std::string r = c.read_response();
+    ASSERT_EQ(status_of(r), 200) << r;
+    EXPECT_EQ(header_of(r, "connection"), "close");
+    EXPECT_EQ(header_of(r, "x-hello-shape-decision"), "close=1");
+    EXPECT_EQ(c.read_to_eof(), std::optional<std::string>("")) << "closed after it";
+    EXPECT_TRUE(c.got_close_notify()) << "a FIN without close_notify";
+  }
+  EXPECT_EQ(s.stop(), 0);
+}
+
+TEST(ShapeTls, ResetIsATcpResetWithoutCloseNotify) {
+  ServerProcess s("sanic", {"--shape", "--tls", "--stats-json", "/dev/stdout"});
+  for (int i = 0; i < 5; ++i) {
+    Client c(s.port(), Tls::on);
+    ASSERT_TRUE(c.send(get("/?reset=100")));
+    struct pollfd p {
+      c.fd(), POLLIN, 0
+    };
+    ASSERT_EQ(poll(&p, 1, 2000), 1);
+    char buf[64];
+    size_t n = 0;
+    errno = 0;
+    EXPECT_NE(SSL_read_ex(c.ssl(), buf, sizeof buf, &n), 1) << "bytes came: " << n;
+    int err = SSL_get_error(c.ssl(), 0);
+    int saved_errno = errno;
+    ERR_clear_error();
+    EXPECT_EQ(err, SSL_ERROR_SYSCALL);
+    EXPECT_EQ(saved_errno, ECONNRESET) << strerror(saved_errno);
+    EXPECT_FALSE(c.got_close_notify());
+  }
+  EXPECT_EQ(s.stop(), 0);
+  EXPECT_NE(s.all_of_stdout().find("\"resets\": 5"), std::string::npos) << s.all_of_stdout();
 }
 
 TEST(Shape, ABadParameterIs400WithOneLineAndTheConnectionStaysUsable) {
