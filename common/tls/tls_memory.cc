@@ -69,7 +69,7 @@ struct Lists {
 };
 thread_local Lists lists;
 
-void* recycled_malloc(size_t n, const char*, int) {
+[[maybe_unused]] void* recycled_malloc(size_t n, const char*, int) {
   List* l = lists.of(usable_of(n), false);
   if (l != nullptr && l->head != nullptr) {
     Spare* s = l->head;
@@ -80,7 +80,7 @@ void* recycled_malloc(size_t n, const char*, int) {
   return malloc(n);
 }
 
-void recycled_free(void* p, const char*, int) {
+[[maybe_unused]] void recycled_free(void* p, const char*, int) {
   if (p == nullptr) return;
   size_t usable = malloc_usable_size(p);
   List* l = lists.of(usable, true);
@@ -95,7 +95,7 @@ void recycled_free(void* p, const char*, int) {
   ++l->count;
 }
 
-void* recycled_realloc(void* p, size_t n, const char*, int) {
+[[maybe_unused]] void* recycled_realloc(void* p, size_t n, const char*, int) {
   return realloc(p, n);
 }
 
