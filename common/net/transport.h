@@ -61,7 +61,10 @@ class Transport {
   // Queues a write that completes later (on_written); `req` is the
   // caller's until then. One at a time. 0 or a libuv error.
   virtual int write(uv_write_t* req, const uv_buf_t* bufs, unsigned n) = 0;
-  // True if the client has sent bytes nobody has read yet.
+  // True if closing now could reset the connection before the client has
+  // read what it was sent: it has sent bytes nobody has read yet (TCP), or
+  // it is to answer our close_notify (TLS). Then the connection ends with
+  // shutdown() and waits for the client's end.
   virtual bool unread_input() = 0;
   // Sends the FIN; reading goes on. 0 or a libuv error.
   virtual int shutdown() = 0;
@@ -98,6 +101,10 @@ class TcpTransport final : public Transport {
   int try_write(const uv_buf_t* bufs, unsigned n, bool last) override;
   int write(uv_write_t* req, const uv_buf_t* bufs, unsigned n) override;
   bool unread_input() override;
+  // The same asked of the kernel now, whatever the read being reported
+  // found: for a transport above that takes longer to answer (TLS), while
+  // the client may have sent more.
+  bool unread_input_now();
   int shutdown() override;
   void close(bool abort) override;
   void peer_name(char* out, size_t size) override;

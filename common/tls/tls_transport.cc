@@ -99,7 +99,7 @@ TlsTransport::~TlsTransport() {
   SSL_free(ssl_);
 }
 
-bool TlsTransport::wrap(Transport& lower) {
+bool TlsTransport::wrap(TcpTransport& lower) {
   HELLO_CHECK(ssl_ == nullptr && !flying_ && upper_req_ == nullptr);
   lower_ = &lower;
   ssl_ = SSL_new(shared_.ctx);
@@ -398,8 +398,16 @@ void TlsTransport::on_lower_written(int status) {
   }
 }
 
+// Always, while TLS flows: a TLS client answers our close_notify with its
+// own (or keeps sending records until it reads ours), so the connection
+// ends as it does after unread input, with close_notify and the FIN, then
+// a bounded wait for the client's end. Closing at once instead reset the
+// connection whenever the client's next records came in before the
+// close, and the reset discarded the answer the kernel still held for the
+// FIN (seen with the hardening rows sent a byte per record).
 bool TlsTransport::unread_input() {
-  return (ssl_ != nullptr && SSL_has_pending(ssl_)) || lower_->unread_input();
+  return state_ == State::open || (ssl_ != nullptr && SSL_has_pending(ssl_)) ||
+         lower_->unread_input_now();
 }
 
 // close_notify, then the FIN once everything before it is sent.

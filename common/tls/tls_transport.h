@@ -47,7 +47,7 @@ class TlsTransport final : public Transport {
   // Starts a server session over `lower`, a socket just accepted, which
   // reports to this transport from now on. False if OpenSSL cannot make
   // one (out of memory): then the connection closes `lower` itself.
-  bool wrap(Transport& lower);
+  bool wrap(TcpTransport& lower);
 
   int start_reading() override;
   void stop_reading() override;
@@ -86,7 +86,7 @@ class TlsTransport final : public Transport {
   void release_queue();
 
   TlsShared& shared_;
-  Transport* lower_ = nullptr;
+  TcpTransport* lower_ = nullptr;
   SSL* ssl_ = nullptr;
   const char* in_ = nullptr;  // the ciphertext of the read being handled
   size_t in_len_ = 0;
