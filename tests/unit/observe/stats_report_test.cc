@@ -75,22 +75,23 @@ StatsSnapshot every_counter() {
 
 TEST(StatsReport, SummaryTextMentionsRejectsAcceptErrorsAndStallsOnlyWhenThereAreSome) {
   StatsSnapshot none;
-  EXPECT_EQ(summary_text({every_counter(), none}),
-            "summary:\n"
-            " worker 0: 1 connections, 5 requests, 6 bytes in, 7 bytes out, 2xx 8, 3xx 16, 4xx 9, "
-            "5xx 10, "
-            "11 parse errors, 12 log lines dropped, 2 connections rejected, 3 accept errors, "
-            "17 stalls, 13 shaped, 14 reset, 15 bad shaping parameters, 18 TLS handshakes, 19 resumed, "
-            "20 TLS failed (version), 21 TLS failed (no cipher), 22 plain HTTP to TLS, "
-            "23 TLS failed (other), 24 TLS failed (client left)\n"
-            " worker 1: 0 connections, 0 requests, 0 bytes in, 0 bytes out, 2xx 0, 4xx 0, 5xx 0, "
-            "0 parse errors, 0 log lines dropped\n"
-            "    total: 1 connections, 5 requests, 6 bytes in, 7 bytes out, 2xx 8, 3xx 16, 4xx 9, "
-            "5xx 10, "
-            "11 parse errors, 12 log lines dropped, 2 connections rejected, 3 accept errors, "
-            "17 stalls, 13 shaped, 14 reset, 15 bad shaping parameters, 18 TLS handshakes, 19 resumed, "
-            "20 TLS failed (version), 21 TLS failed (no cipher), 22 plain HTTP to TLS, "
-            "23 TLS failed (other), 24 TLS failed (client left)\n");
+  EXPECT_EQ(
+      summary_text({every_counter(), none}),
+      "summary:\n"
+      " worker 0: 1 connections, 5 requests, 6 bytes in, 7 bytes out, 2xx 8, 3xx 16, 4xx 9, "
+      "5xx 10, "
+      "11 parse errors, 12 log lines dropped, 2 connections rejected, 3 accept errors, "
+      "17 stalls, 13 shaped, 14 reset, 15 bad shaping parameters, 18 TLS handshakes, 19 resumed, "
+      "20 TLS failed (version), 21 TLS failed (no cipher), 22 plain HTTP to TLS, "
+      "23 TLS failed (other), 24 TLS failed (client left)\n"
+      " worker 1: 0 connections, 0 requests, 0 bytes in, 0 bytes out, 2xx 0, 4xx 0, 5xx 0, "
+      "0 parse errors, 0 log lines dropped\n"
+      "    total: 1 connections, 5 requests, 6 bytes in, 7 bytes out, 2xx 8, 3xx 16, 4xx 9, "
+      "5xx 10, "
+      "11 parse errors, 12 log lines dropped, 2 connections rejected, 3 accept errors, "
+      "17 stalls, 13 shaped, 14 reset, 15 bad shaping parameters, 18 TLS handshakes, 19 resumed, "
+      "20 TLS failed (version), 21 TLS failed (no cipher), 22 plain HTTP to TLS, "
+      "23 TLS failed (other), 24 TLS failed (client left)\n");
 }
 
 TEST(StatsReport, SummaryJsonOfAKnownSnapshot) {
