@@ -112,10 +112,6 @@ int TcpTransport::write(uv_write_t* req, const uv_buf_t* bufs, unsigned n) {
 // last answer before the client reads it.
 bool TcpTransport::unread_input() {
   if (drained_) return false;  // the read being reported emptied the socket
-  return unread_input_now();
-}
-
-bool TcpTransport::unread_input_now() {
   int pending = 0;
   return ioctl(socket(), FIONREAD, &pending) != 0 || pending > 0;
 }

@@ -101,10 +101,6 @@ class TcpTransport final : public Transport {
   int try_write(const uv_buf_t* bufs, unsigned n, bool last) override;
   int write(uv_write_t* req, const uv_buf_t* bufs, unsigned n) override;
   bool unread_input() override;
-  // The same asked of the kernel now, whatever the read being reported
-  // found: for a transport above that takes longer to answer (TLS), while
-  // the client may have sent more.
-  bool unread_input_now();
   int shutdown() override;
   void close(bool abort) override;
   void peer_name(char* out, size_t size) override;

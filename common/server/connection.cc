@@ -200,10 +200,7 @@ void Connection::on_misdirected() {
   if (phase_ != Phase::reading) return;
   read_ns_ = uv_hrtime();
   if (pending_since_ns_ == 0) pending_since_ns_ = read_ns_;
-  if (heart_ == nullptr) {
-    heart_ = ctx_.acquire_heart(protocol_);
-    heart_->reset();
-  }
+  borrow_heart();
   decide(CloseReason::error);
   answering().refuse(ctx_.output());
   Fed fed;
@@ -248,10 +245,7 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
 void Connection::consume(const char* data, size_t len, bool held) {
   bool was_partial = heart_ != nullptr;
   if (pending_since_ns_ == 0) pending_since_ns_ = read_ns_;
-  if (heart_ == nullptr) {
-    heart_ = ctx_.acquire_heart(protocol_);
-    heart_->reset();
-  }
+  borrow_heart();
   Fed fed = answering().feed(data, len, ctx_.output());
   after_feed(fed, data, len, held, was_partial);
 }
@@ -346,6 +340,13 @@ void Connection::release_held() {
 void Connection::release_stream() {
   if (stream_ == nullptr) return;
   ctx_.release_stream(std::exchange(stream_, nullptr));
+}
+
+// A heart for the request that begins, reset, unless one is borrowed.
+void Connection::borrow_heart() {
+  if (heart_ != nullptr) return;
+  heart_ = ctx_.acquire_heart(protocol_);
+  heart_->reset();
 }
 
 void Connection::release_heart() {

@@ -141,6 +141,7 @@ class Connection final {
   void hold(const char* data, size_t len);
   void release_held();
   void release_stream();
+  void borrow_heart();
   void release_heart();
   void end(bool clean);
   void send_output();

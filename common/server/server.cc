@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "base/file.h"
 #include "observe/stats_report.h"
 #include "server/options.h"
 #include "server/run.h"
@@ -25,13 +26,6 @@ namespace hello {
 using namespace std::chrono_literals;
 
 namespace {
-
-bool write_file(const std::string& path, const std::string& text) {
-  FILE* f = fopen(path.c_str(), "w");
-  if (f == nullptr) return false;
-  bool ok = fwrite(text.data(), 1, text.size(), f) == text.size();
-  return fclose(f) == 0 && ok;
-}
 
 // Lets the access log writer finish, and adds the lines it lost to each
 // worker's `totals`.

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "base/check.h"
+#include "base/file.h"
 #include "server/run.h"
 
 namespace hello {
@@ -130,8 +131,9 @@ int make_tls(const Persona& persona, Options& opt, Process& process) {
   std::string error;
   process.tls =
       TlsContext::create(opt.tls, persona.alpn, {"localhost", "127.0.0.1", "::1", opt.host}, error);
-  if (process.tls && !opt.tls.write_cert.empty())
-    write_certificate(opt.tls.write_cert, process.tls->certificate_pem(), error);
+  if (process.tls && !opt.tls.write_cert.empty() &&
+      !write_file(opt.tls.write_cert, process.tls->certificate_pem()))
+    error = fmt::format("--tls-write-cert {}: {}", opt.tls.write_cert, strerror(errno));
   if (!error.empty()) {
     fmt::print(stderr, "{}: {}\n", opt.name, error);
     return kExitUsage;

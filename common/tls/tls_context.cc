@@ -1,14 +1,11 @@
 #include "tls/tls_context.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/x509v3.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -277,30 +274,6 @@ std::unique_ptr<TlsContext> TlsContext::create(const TlsOptions& options, std::s
 
 TlsContext::~TlsContext() {
   SSL_CTX_free(ctx_);
-}
-
-bool write_certificate(const std::string& path, const std::string& pem, std::string& error) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    error = fmt::format("--tls-write-cert {}: {}", path, strerror(errno));
-    return false;
-  }
-  size_t done = 0;
-  while (done < pem.size()) {
-    ssize_t n = ::write(fd, pem.data() + done, pem.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      error = fmt::format("--tls-write-cert {}: {}", path, strerror(errno));
-      ::close(fd);
-      return false;
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::close(fd) != 0) {
-    error = fmt::format("--tls-write-cert {}: {}", path, strerror(errno));
-    return false;
-  }
-  return true;
 }
 
 }  // namespace hello

@@ -70,7 +70,4 @@ class TlsContext {
   bool made_ = false;
 };
 
-// Writes `pem` to `path` (0644); false with `error` set if it cannot.
-bool write_certificate(const std::string& path, const std::string& pem, std::string& error);
-
 }  // namespace hello

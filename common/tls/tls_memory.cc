@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <cstdlib>
-#include <initializer_list>
 
 namespace hello {
 
@@ -46,12 +45,14 @@ struct Lists {
   List small[kSmallLists];
   List large[kLargeLists];
   ~Lists() {
-    for (List* lists : {small, large})
-      for (size_t i = 0; i < (lists == small ? kSmallLists : kLargeLists); ++i)
-        while (Spare* s = lists[i].head) {
-          lists[i].head = s->next;
-          free(s);
-        }
+    for (List& l : small) empty(l);
+    for (List& l : large) empty(l);
+  }
+  static void empty(List& l) {
+    while (Spare* s = l.head) {
+      l.head = s->next;
+      free(s);
+    }
   }
   // The list of blocks of `usable` bytes; null if there is none and
   // `make` is false or no large list is left.

@@ -311,18 +311,24 @@ int TlsTransport::send_queued() {
   return rc;
 }
 
+// Encrypts and sends the plaintext of `bufs` from `from` on, while the
+// kernel takes it: the new offset, or a negative libuv error.
+int64_t TlsTransport::send_plain(const uv_buf_t* bufs, unsigned n, size_t from, bool last) {
+  size_t all = total(bufs, n);
+  while (from < all && !flying_) {
+    from += encrypt(bufs, n, from, kFlushAt);
+    if (write_error_ != 0) return write_error_;
+    if (int rc = flush(last && from == all); rc < 0) return rc;
+  }
+  return static_cast<int64_t>(from);
+}
+
 int TlsTransport::try_write(const uv_buf_t* bufs, unsigned n, bool last) {
   if (state_ == State::plain) return lower_->try_write(bufs, n, last);
   if (state_ != State::open) return UV_EPIPE;
   if (write_error_ != 0) return write_error_;
   if (flying_) return UV_EAGAIN;
-  size_t all = total(bufs, n), taken = 0;
-  while (taken < all && !flying_) {
-    taken += encrypt(bufs, n, taken, kFlushAt);
-    if (write_error_ != 0) return write_error_;
-    if (int rc = flush(last && taken == all); rc < 0) return rc;
-  }
-  return static_cast<int>(taken);
+  return static_cast<int>(send_plain(bufs, n, 0, last));
 }
 
 int TlsTransport::write(uv_write_t* req, const uv_buf_t* bufs, unsigned n) {
@@ -348,18 +354,13 @@ int TlsTransport::write(uv_write_t* req, const uv_buf_t* bufs, unsigned n) {
 // Encrypts and sends the queued plaintext while the kernel takes it; once
 // all of it is out, the connection hears that its write completed.
 int TlsTransport::pump() {
-  size_t all = total(plain_, plain_n_);
-  while (upper_req_ != nullptr && !flying_) {
-    if (plain_done_ == all) {
-      plain_n_ = 0;
-      upper_req_ = nullptr;
-      report_written(0);
-      return 0;
-    }
-    plain_done_ += encrypt(plain_, plain_n_, plain_done_, kFlushAt);
-    if (write_error_ != 0) return write_error_;
-    if (int rc = flush(false); rc < 0) return rc;
-  }
+  int64_t done = send_plain(plain_, plain_n_, plain_done_, false);
+  if (done < 0) return static_cast<int>(done);
+  plain_done_ = static_cast<size_t>(done);
+  if (flying_ || plain_done_ < total(plain_, plain_n_)) return 0;
+  plain_n_ = 0;
+  upper_req_ = nullptr;
+  report_written(0);
   return 0;
 }
 
@@ -404,10 +405,10 @@ void TlsTransport::on_lower_written(int status) {
 // a bounded wait for the client's end. Closing at once instead reset the
 // connection whenever the client's next records came in before the
 // close, and the reset discarded the answer the kernel still held for the
-// FIN (seen with the hardening rows sent a byte per record).
+// FIN (seen with the hardening rows sent a byte per record). In clear
+// (plain HTTP to the port), as TCP.
 bool TlsTransport::unread_input() {
-  return state_ == State::open || (ssl_ != nullptr && SSL_has_pending(ssl_)) ||
-         lower_->unread_input_now();
+  return state_ == State::open || lower_->unread_input();
 }
 
 // close_notify, then the FIN once everything before it is sent.

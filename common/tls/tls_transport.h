@@ -82,6 +82,7 @@ class TlsTransport final : public Transport {
   // behind what already waits. 0 or a libuv error.
   int flush(bool last);
   int send_queued();
+  int64_t send_plain(const uv_buf_t* bufs, unsigned n, size_t from, bool last);
   int pump();
   void release_queue();
 

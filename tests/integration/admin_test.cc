@@ -23,19 +23,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A loopback port free a moment ago.
-int free_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in sa {};
-  sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<struct sockaddr*>(&sa), sizeof sa);
-  socklen_t len = sizeof sa;
-  getsockname(fd, reinterpret_cast<struct sockaddr*>(&sa), &len);
-  close(fd);
-  return ntohs(sa.sin_port);
-}
-
 // One request to the admin port; the whole answer (it closes).
 std::string admin(int port, std::string_view method, std::string_view target) {
   Client c(port);

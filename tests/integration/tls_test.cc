@@ -32,20 +32,6 @@ using Counts = std::map<std::string, uint64_t>;
 constexpr std::string_view kGet = "GET / HTTP/1.1\r\nHost: t\r\n\r\n";
 constexpr unsigned char kAlertRecord = 0x15;  // TLS record type 21, RFC 8446 section 5.1
 
-// A loopback port free a moment ago (the admin port is given, not chosen
-// by the server: ServerProcess reads only the first stderr line).
-int free_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in sa {};
-  sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<struct sockaddr*>(&sa), sizeof sa);
-  socklen_t len = sizeof sa;
-  getsockname(fd, reinterpret_cast<struct sockaddr*>(&sa), &len);
-  close(fd);
-  return ntohs(sa.sin_port);
-}
-
 int status_of(const std::string& r) {
   return r.size() >= 12 && r.rfind("HTTP/1.", 0) == 0 ? std::stoi(r.substr(9, 3)) : -1;
 }

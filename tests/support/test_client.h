@@ -62,6 +62,10 @@ struct RunResult {
 RunResult run_binary(const std::string& binary, const std::vector<std::string>& args,
                      std::chrono::milliseconds timeout = 5s);
 
+// A loopback port free a moment ago (for a server's --admin, which
+// ServerProcess does not read back).
+int free_port();
+
 // Path of the hello-NAME binary in the build tree.
 std::string binary_path(const std::string& persona);
 
