@@ -91,7 +91,7 @@ struct TlsCallbacks {
 };
 
 TlsShared::TlsShared(const TlsContext& context, Accounting& sink)
-    : ctx(context.ctx()), accounting(sink) {
+    : ctx(context.ctx()), tickets(context.tickets()), accounting(sink) {
   cipher_out.reserve(kFlushAt + 2 * kRecord);
 }
 
@@ -114,6 +114,7 @@ bool TlsTransport::wrap(TcpTransport& lower) {
   SSL_set_accept_state(ssl_);
   state_ = State::handshake;
   reading_ = shutdown_wanted_ = counted_ = false;
+  tickets_owed_ = 0;
   write_error_ = 0;
   lower.attach(&TlsCallbacks::kLower, this,
                uv_buf_init(shared_.cipher_in, sizeof shared_.cipher_in));
@@ -192,10 +193,12 @@ bool TlsTransport::handshake() {
   counted_ = true;
   shared_.accounting.tls_handshake(h);
   state_ = State::open;
-  if (int sent = flush(false); sent < 0) {
-    report_read(sent, nullptr);
-    return false;
-  }
+  if (shared_.tickets && h.tls13)
+    tickets_owed_ = h.end == TlsHandshake::End::resumed ? TlsContext::kTicketsAfterResumption
+                                                        : TlsContext::kTicketsAfterFull;
+  // What the handshake wrote last (TLS 1.2's last flight) waits in
+  // cipher_out for decrypt(), which sends it with the answers to a request
+  // that came in the same read: one write.
   return true;
 }
 
@@ -243,14 +246,17 @@ void TlsTransport::decrypt() {
     break;
   }
   if (err != SSL_ERROR_WANT_READ && err != SSL_ERROR_ZERO_RETURN) ERR_clear_error();
-  if (int sent = flush(false); sent < 0) {
-    report_read(sent, nullptr);
-    return;
-  }
+  // What OpenSSL wrote while reading (tickets, a key update's answer)
+  // leaves with the answers the plaintext brings, in their write; only
+  // what no answer took is sent on its own.
   if (got > 0) {
     uv_buf_t plain = uv_buf_init(buffer_.base, static_cast<unsigned>(got));
     report_read(static_cast<ssize_t>(got), &plain);
     if (state_ == State::closed) return;
+  }
+  if (int sent = flush(false); sent < 0) {
+    report_read(sent, nullptr);
+    return;
   }
   if (err == SSL_ERROR_ZERO_RETURN)
     report_read(UV_EOF, nullptr);
@@ -259,6 +265,9 @@ void TlsTransport::decrypt() {
 }
 
 size_t TlsTransport::encrypt(const uv_buf_t* bufs, unsigned n, size_t from, size_t limit) {
+  // The tickets owed go before the first answer, in its write.
+  for (; tickets_owed_ > 0; --tickets_owed_)
+    if (SSL_new_session_ticket(ssl_) != 1) ERR_clear_error();
   size_t taken = 0, skipped = 0;
   for (unsigned i = 0; i < n && shared_.cipher_out.size() < limit; ++i) {
     size_t len = bufs[i].len;
@@ -318,6 +327,12 @@ int64_t TlsTransport::send_plain(const uv_buf_t* bufs, unsigned n, size_t from, 
   while (from < all && !flying_) {
     from += encrypt(bufs, n, from, kFlushAt);
     if (write_error_ != 0) return write_error_;
+    // Nothing follows the last answer but the close: its close_notify
+    // goes in the same write, and shutdown() has only the FIN to send.
+    if (last && from == all) {
+      SSL_shutdown(ssl_);
+      ERR_clear_error();
+    }
     if (int rc = flush(last && from == all); rc < 0) return rc;
   }
   return static_cast<int64_t>(from);

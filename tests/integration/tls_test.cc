@@ -4,9 +4,11 @@
 // such clients leaves no descriptor behind; that pipelined and
 // byte-per-record requests are answered as in clear; and how a connection
 // ends over TLS (close_notify at a graceful stop, nothing owed to a client
-// that resets).
+// that resets); and that the handshake's last flight, the answer and the
+// close_notify leave in one write.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <linux/tcp.h>  // tcp_info's tcpi_data_segs_in, which glibc's lacks
 #include <netinet/in.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -338,6 +340,92 @@ TEST(Tls, SixteenPipelinedRequestsInOneWriteGetSixteenAnswers) {
     ASSERT_EQ(body_of(r), "Hello!!!") << i;
   }
   EXPECT_EQ(c.read_exactly(1, 200ms), "") << "more than 16 answers";
+  EXPECT_EQ(s.process().stop(), 0);
+}
+
+// Counts the NewSessionTicket messages read (`arg`, an int).
+void count_tickets(int write_p, int, int content_type, const void* buf, size_t len, SSL*,
+                   void* arg) {
+  constexpr unsigned char kNewSessionTicket = 4;  // RFC 8446 section 4
+  if (write_p == 0 && content_type == SSL3_RT_HANDSHAKE && len > 0 &&
+      static_cast<const unsigned char*>(buf)[0] == kNewSessionTicket)
+    ++*static_cast<int*>(arg);
+}
+
+// The segments with data the socket `fd` has received.
+uint32_t data_segments_in(int fd) {
+  struct tcp_info info {};
+  socklen_t len = sizeof info;
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0) return 0;
+  return info.tcpi_data_segs_in;
+}
+
+// One `Connection: close` request over a new TLS 1.3 connection, offering
+// `session` if not null: what the server's side of it came to.
+struct Exchange {
+  std::string answer;
+  bool close_notify = false;
+  bool resumed = false;
+  int tickets = 0;
+  uint32_t segments = 0;
+  SSL_SESSION* session = nullptr;  // the client's, to resume; the caller frees it
+};
+
+Exchange exchange(int port, SSL_CTX* ctx, SSL_SESSION* session) {
+  Exchange x;
+  Client tcp(port);
+  struct timeval tv = {3, 0};
+  setsockopt(tcp.fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  SSL* ssl = SSL_new(ctx);
+  SSL_set_msg_callback(ssl, count_tickets);
+  SSL_set_msg_callback_arg(ssl, &x.tickets);
+  SSL_set_fd(ssl, tcp.fd());
+  SSL_set_tlsext_host_name(ssl, "localhost");
+  if (session != nullptr) SSL_set_session(ssl, session);
+  const std::string request = "GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
+  if (SSL_connect(ssl) == 1 && SSL_write(ssl, request.data(), static_cast<int>(request.size())) ==
+                                   static_cast<int>(request.size())) {
+    char buf[4096];
+    for (int n; (n = SSL_read(ssl, buf, sizeof buf)) > 0;)
+      x.answer.append(buf, static_cast<size_t>(n));
+  }
+  x.close_notify = (SSL_get_shutdown(ssl) & SSL_RECEIVED_SHUTDOWN) != 0;
+  x.resumed = SSL_session_reused(ssl) == 1;
+  x.segments = data_segments_in(tcp.fd());
+  x.session = SSL_get1_session(ssl);
+  SSL_shutdown(ssl);  // our close_notify: freed without it, the session would not resume
+  ERR_clear_error();
+  SSL_free(ssl);
+  return x;
+}
+
+// A TLS 1.3 server's tickets go with the first answer, and the last answer
+// takes the close_notify with it: the server's side of a connection is two
+// writes, its first flight and the rest, even when the request came after
+// the client's Finished, in a read of its own. (Written on their own at the
+// handshake's end, the tickets were a segment of their own.) As many
+// tickets as OpenSSL's default: two after a full handshake, one after a
+// resumed one.
+TEST(Tls, TheTicketsTheAnswerAndTheCloseNotifyLeaveInOneWrite) {
+  TlsServer s;
+  SSL_CTX* ctx = client_ctx(TLS1_3_VERSION, "DEFAULT");
+  SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+  Exchange full = exchange(s.port(), ctx, nullptr);
+  EXPECT_EQ(body_of(full.answer), "Hello!!!") << full.answer;
+  EXPECT_TRUE(full.close_notify);
+  EXPECT_FALSE(full.resumed);
+  EXPECT_EQ(full.tickets, 2);
+  EXPECT_EQ(full.segments, 2u) << "the server's flight, then tickets, answer, close_notify";
+  Exchange resumed = exchange(s.port(), ctx, full.session);
+  EXPECT_EQ(body_of(resumed.answer), "Hello!!!") << resumed.answer;
+  EXPECT_TRUE(resumed.close_notify);
+  EXPECT_TRUE(resumed.resumed);
+  EXPECT_EQ(resumed.tickets, 1);
+  EXPECT_EQ(resumed.segments, 2u);
+  SSL_SESSION_free(full.session);
+  SSL_SESSION_free(resumed.session);
+  SSL_CTX_free(ctx);
+  EXPECT_EQ(s.counts_when({{"full", 1}, {"resumed", 1}}), (Counts{{"full", 1}, {"resumed", 1}}));
   EXPECT_EQ(s.process().stop(), 0);
 }
 
