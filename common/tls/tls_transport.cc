@@ -240,6 +240,10 @@ void TlsTransport::decrypt() {
     HELLO_CHECK(got < buffer_.len);  // see kCipherBufferSize
     if (SSL_read_ex(ssl_, buffer_.base + got, buffer_.len - got, &n) == 1) {
       got += n;
+      // The read's ciphertext all taken and no record left half read: a
+      // next call could only want more (and costs a call into the record
+      // layer per read).
+      if (in_len_ == 0 && SSL_has_pending(ssl_) == 0) break;
       continue;
     }
     err = SSL_get_error(ssl_, 0);
