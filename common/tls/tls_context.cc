@@ -250,11 +250,7 @@ std::unique_ptr<TlsContext> TlsContext::create(const TlsOptions& options, std::s
   } else {
     // Tickets, as OpenSSL's and CPython's defaults: stateless, so any
     // worker resumes what another issued. No server-side cache to lock.
-    // TLS 1.3's are not written at the handshake's end (a write of their
-    // own) but asked for by the transport with its first answer.
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
-    SSL_CTX_set_num_tickets(ctx, 0);
-    self->tickets_ = true;
   }
   SSL_CTX_set_alpn_select_cb(ctx, select_alpn, self.get());
   if (!options.cert_path.empty()) {

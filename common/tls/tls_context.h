@@ -59,13 +59,6 @@ class TlsContext {
   // Whether the certificate was made at start.
   bool made() const { return made_; }
   std::string_view alpn() const { return alpn_; }
-  // Whether TLS 1.3 session tickets are issued (not with --tls-no-resume).
-  // The transport sends them with the first answer, not on their own
-  // (SSL_new_session_ticket), as many as OpenSSL would: kTicketsAfterFull
-  // after a full handshake, kTicketsAfterResumption after a resumed one.
-  bool tickets() const { return tickets_; }
-  static constexpr int kTicketsAfterFull = 2;
-  static constexpr int kTicketsAfterResumption = 1;
 
  private:
   TlsContext() = default;
@@ -75,7 +68,6 @@ class TlsContext {
   std::string pem_;
   std::string alpn_;  // the one protocol selected, or empty
   bool made_ = false;
-  bool tickets_ = false;
 };
 
 }  // namespace hello

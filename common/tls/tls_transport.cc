@@ -91,7 +91,7 @@ struct TlsCallbacks {
 };
 
 TlsShared::TlsShared(const TlsContext& context, Accounting& sink)
-    : ctx(context.ctx()), tickets(context.tickets()), accounting(sink) {
+    : ctx(context.ctx()), accounting(sink) {
   cipher_out.reserve(kFlushAt + 2 * kRecord);
 }
 
@@ -114,7 +114,6 @@ bool TlsTransport::wrap(TcpTransport& lower) {
   SSL_set_accept_state(ssl_);
   state_ = State::handshake;
   reading_ = shutdown_wanted_ = counted_ = false;
-  tickets_owed_ = 0;
   write_error_ = 0;
   lower.attach(&TlsCallbacks::kLower, this,
                uv_buf_init(shared_.cipher_in, sizeof shared_.cipher_in));
@@ -193,12 +192,12 @@ bool TlsTransport::handshake() {
   counted_ = true;
   shared_.accounting.tls_handshake(h);
   state_ = State::open;
-  if (shared_.tickets && h.tls13)
-    tickets_owed_ = h.end == TlsHandshake::End::resumed ? TlsContext::kTicketsAfterResumption
-                                                        : TlsContext::kTicketsAfterFull;
-  // What the handshake wrote last (TLS 1.2's last flight) waits in
-  // cipher_out for decrypt(), which sends it with the answers to a request
-  // that came in the same read: one write.
+  // What the handshake wrote last (TLS 1.3's tickets, TLS 1.2's last
+  // flight) waits in cipher_out for decrypt(): with the answers to a
+  // request that came in the same read, one write; alone at once
+  // otherwise (a client that waits for it, or for its ACK, as one with
+  // Nagle's algorithm on does before it sends its request, is not kept
+  // waiting for the request).
   return true;
 }
 
@@ -269,9 +268,6 @@ void TlsTransport::decrypt() {
 }
 
 size_t TlsTransport::encrypt(const uv_buf_t* bufs, unsigned n, size_t from, size_t limit) {
-  // The tickets owed go before the first answer, in its write.
-  for (; tickets_owed_ > 0; --tickets_owed_)
-    if (SSL_new_session_ticket(ssl_) != 1) ERR_clear_error();
   size_t taken = 0, skipped = 0;
   for (unsigned i = 0; i < n && shared_.cipher_out.size() < limit; ++i) {
     size_t len = bufs[i].len;

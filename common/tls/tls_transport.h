@@ -30,7 +30,6 @@ class TlsContext;
 struct TlsShared {
   static constexpr size_t kCipherBufferSize = 32 * 1024;
   SSL_CTX* ctx = nullptr;
-  bool tickets = false;  // TlsContext::tickets()
   Accounting& accounting;
   char cipher_in[kCipherBufferSize];  // every read of ciphertext
   std::string cipher_out;             // ciphertext made by one call, sent at once
@@ -105,7 +104,6 @@ class TlsTransport final : public Transport {
   size_t plain_done_ = 0;         // bytes of plain_ encrypted
   bool shutdown_wanted_ = false;  // FIN once the queue is sent
   bool counted_ = false;          // the handshake's end is counted
-  uint8_t tickets_owed_ = 0;      // TLS 1.3 tickets to send with the first answer
   int write_error_ = 0;           // a background send failed
   State state_ = State::closed;
 

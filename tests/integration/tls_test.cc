@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -343,13 +344,25 @@ TEST(Tls, SixteenPipelinedRequestsInOneWriteGetSixteenAnswers) {
   EXPECT_EQ(s.process().stop(), 0);
 }
 
-// Counts the NewSessionTicket messages read (`arg`, an int).
-void count_tickets(int write_p, int, int content_type, const void* buf, size_t len, SSL*,
-                   void* arg) {
-  constexpr unsigned char kNewSessionTicket = 4;  // RFC 8446 section 4
-  if (write_p == 0 && content_type == SSL3_RT_HANDSHAKE && len > 0 &&
-      static_cast<const unsigned char*>(buf)[0] == kNewSessionTicket)
-    ++*static_cast<int*>(arg);
+// What a client's message callback keeps: the tickets read, and the
+// socket to cork once the server's Finished is read, so that the client's
+// Finished and its request leave in one segment, as from a client that
+// sends its request at once (wrk, ab) to a busy server.
+struct Watch {
+  int tickets = 0;
+  int cork_fd = -1;
+};
+
+void watch(int write_p, int, int content_type, const void* buf, size_t len, SSL*, void* arg) {
+  constexpr unsigned char kFinished = 20, kNewSessionTicket = 4;  // RFC 8446 section 4
+  if (write_p != 0 || content_type != SSL3_RT_HANDSHAKE || len == 0) return;
+  auto* w = static_cast<Watch*>(arg);
+  unsigned char type = static_cast<const unsigned char*>(buf)[0];
+  if (type == kNewSessionTicket) ++w->tickets;
+  if (type == kFinished && w->cork_fd >= 0) {
+    int one = 1;
+    setsockopt(w->cork_fd, IPPROTO_TCP, TCP_CORK, &one, sizeof one);
+  }
 }
 
 // The segments with data the socket `fd` has received.
@@ -376,19 +389,24 @@ Exchange exchange(int port, SSL_CTX* ctx, SSL_SESSION* session) {
   Client tcp(port);
   struct timeval tv = {3, 0};
   setsockopt(tcp.fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  Watch w;
+  w.cork_fd = tcp.fd();
   SSL* ssl = SSL_new(ctx);
-  SSL_set_msg_callback(ssl, count_tickets);
-  SSL_set_msg_callback_arg(ssl, &x.tickets);
+  SSL_set_msg_callback(ssl, watch);
+  SSL_set_msg_callback_arg(ssl, &w);
   SSL_set_fd(ssl, tcp.fd());
   SSL_set_tlsext_host_name(ssl, "localhost");
   if (session != nullptr) SSL_set_session(ssl, session);
   const std::string request = "GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
   if (SSL_connect(ssl) == 1 && SSL_write(ssl, request.data(), static_cast<int>(request.size())) ==
                                    static_cast<int>(request.size())) {
+    int zero = 0;
+    setsockopt(tcp.fd(), IPPROTO_TCP, TCP_CORK, &zero, sizeof zero);  // both leave now
     char buf[4096];
     for (int n; (n = SSL_read(ssl, buf, sizeof buf)) > 0;)
       x.answer.append(buf, static_cast<size_t>(n));
   }
+  x.tickets = w.tickets;
   x.close_notify = (SSL_get_shutdown(ssl) & SSL_RECEIVED_SHUTDOWN) != 0;
   x.resumed = SSL_session_reused(ssl) == 1;
   x.segments = data_segments_in(tcp.fd());
@@ -399,13 +417,12 @@ Exchange exchange(int port, SSL_CTX* ctx, SSL_SESSION* session) {
   return x;
 }
 
-// A TLS 1.3 server's tickets go with the first answer, and the last answer
-// takes the close_notify with it: the server's side of a connection is two
-// writes, its first flight and the rest, even when the request came after
-// the client's Finished, in a read of its own. (Written on their own at the
-// handshake's end, the tickets were a segment of their own.) As many
-// tickets as OpenSSL's default: two after a full handshake, one after a
-// resumed one.
+// A TLS 1.3 server writes its tickets on reading the client's Finished.
+// When the request came in the same read, they go in the answers' write,
+// and the last answer takes the close_notify with it: the server's side of
+// the connection is two writes, its first flight and the rest. (Written on
+// their own, the tickets were a segment of their own.) As many tickets as
+// OpenSSL's default: two after a full handshake, one after a resumed one.
 TEST(Tls, TheTicketsTheAnswerAndTheCloseNotifyLeaveInOneWrite) {
   TlsServer s;
   SSL_CTX* ctx = client_ctx(TLS1_3_VERSION, "DEFAULT");
@@ -426,6 +443,21 @@ TEST(Tls, TheTicketsTheAnswerAndTheCloseNotifyLeaveInOneWrite) {
   SSL_SESSION_free(resumed.session);
   SSL_CTX_free(ctx);
   EXPECT_EQ(s.counts_when({{"full", 1}, {"resumed", 1}}), (Counts{{"full", 1}, {"resumed", 1}}));
+  EXPECT_EQ(s.process().stop(), 0);
+}
+
+// Without a request in the same read, the tickets leave at once: a client
+// with Nagle's algorithm on (Python's) holds its request until its
+// Finished is acknowledged, and the tickets carry that ACK; held back for
+// the first answer, they made every such request wait for a delayed ACK
+// (40 ms).
+TEST(Tls, TheTicketsLeaveAtOnceWhenNoRequestCameWithTheFinished) {
+  TlsServer s;
+  Client c(s.port(), Tls::on);  // the handshake only: nothing sent after the Finished
+  pollfd p = {c.fd(), POLLIN, 0};
+  EXPECT_EQ(poll(&p, 1, 2000), 1) << "no tickets before the request";
+  ASSERT_TRUE(c.send(kGet));
+  EXPECT_EQ(body_of(c.read_response()), "Hello!!!");
   EXPECT_EQ(s.process().stop(), 0);
 }
 
