@@ -12,23 +12,6 @@
 
 namespace hello {
 
-namespace {
-
-// Ciphertext made in one go before it is sent: four full records.
-constexpr size_t kFlushAt = 64 * 1024;
-// Plaintext per SSL_write: one record.
-constexpr size_t kRecord = 16 * 1024;
-// A queue that grew for a slow client gives its memory back when it empties.
-constexpr size_t kKeptCapacity = 64 * 1024;
-
-size_t total(const uv_buf_t* bufs, unsigned n) {
-  size_t sum = 0;
-  for (unsigned i = 0; i < n; ++i) sum += bufs[i].len;
-  return sum;
-}
-
-}  // namespace
-
 // OpenSSL's side of the socket: reads the ciphertext of the read being
 // handled, writes into the worker's scratch buffer.
 int tls_bio_write(BIO* bio, const char* data, int len) {
@@ -100,7 +83,7 @@ TlsTransport::~TlsTransport() {
 }
 
 bool TlsTransport::wrap(TcpTransport& lower) {
-  HELLO_CHECK(ssl_ == nullptr && !flying_ && upper_req_ == nullptr);
+  HELLO_CHECK(ssl_ == nullptr && !flying_ && q_ == nullptr);
   lower_ = &lower;
   ssl_ = SSL_new(shared_.ctx);
   BIO* bio = ssl_ != nullptr ? BIO_new(bio_method()) : nullptr;
@@ -267,153 +250,6 @@ void TlsTransport::decrypt() {
     report_read(UV_EPROTO, nullptr);
 }
 
-size_t TlsTransport::encrypt(const uv_buf_t* bufs, unsigned n, size_t from, size_t limit) {
-  size_t taken = 0, skipped = 0;
-  for (unsigned i = 0; i < n && shared_.cipher_out.size() < limit; ++i) {
-    size_t len = bufs[i].len;
-    if (skipped + len <= from) {
-      skipped += len;
-      continue;
-    }
-    size_t at = from + taken - skipped;
-    while (at < len && shared_.cipher_out.size() < limit) {
-      size_t chunk = std::min(kRecord, len - at);
-      size_t written = 0;
-      if (SSL_write_ex(ssl_, bufs[i].base + at, chunk, &written) != 1) {
-        ERR_clear_error();
-        write_error_ = UV_EPROTO;
-        return taken;
-      }
-      at += written;
-      taken += written;
-    }
-    skipped += len;
-  }
-  return taken;
-}
-
-int TlsTransport::flush(bool last) {
-  std::string& out = shared_.cipher_out;
-  if (out.empty()) return 0;
-  if (flying_) {
-    backlog_.append(out);
-    out.clear();
-    return 0;
-  }
-  uv_buf_t buf = uv_buf_init(out.data(), static_cast<unsigned>(out.size()));
-  int n = lower_->try_write(&buf, 1, last);
-  if (n == UV_EAGAIN) n = 0;
-  if (n < 0) {
-    out.clear();
-    return n;
-  }
-  if (static_cast<size_t>(n) < out.size()) flight_.assign(out, static_cast<size_t>(n));
-  out.clear();
-  return flight_.empty() ? 0 : send_queued();
-}
-
-int TlsTransport::send_queued() {
-  uv_buf_t buf = uv_buf_init(flight_.data(), static_cast<unsigned>(flight_.size()));
-  flying_ = true;
-  int rc = lower_->write(&lower_req_, &buf, 1);
-  if (rc != 0) flying_ = false;
-  return rc;
-}
-
-// Encrypts and sends the plaintext of `bufs` from `from` on, while the
-// kernel takes it: the new offset, or a negative libuv error.
-int64_t TlsTransport::send_plain(const uv_buf_t* bufs, unsigned n, size_t from, bool last) {
-  size_t all = total(bufs, n);
-  while (from < all && !flying_) {
-    from += encrypt(bufs, n, from, kFlushAt);
-    if (write_error_ != 0) return write_error_;
-    // Nothing follows the last answer but the close: its close_notify
-    // goes in the same write, and shutdown() has only the FIN to send.
-    if (last && from == all) {
-      SSL_shutdown(ssl_);
-      ERR_clear_error();
-    }
-    if (int rc = flush(last && from == all); rc < 0) return rc;
-  }
-  return static_cast<int64_t>(from);
-}
-
-int TlsTransport::try_write(const uv_buf_t* bufs, unsigned n, bool last) {
-  if (state_ == State::plain) return lower_->try_write(bufs, n, last);
-  if (state_ != State::open) return UV_EPIPE;
-  if (write_error_ != 0) return write_error_;
-  if (flying_) return UV_EAGAIN;
-  return static_cast<int>(send_plain(bufs, n, 0, last));
-}
-
-int TlsTransport::write(uv_write_t* req, const uv_buf_t* bufs, unsigned n) {
-  HELLO_CHECK(upper_req_ == nullptr && n <= 2);
-  if (state_ == State::plain) {
-    upper_req_ = req;
-    flying_ = true;
-    int rc = lower_->write(&lower_req_, bufs, n);
-    if (rc != 0) flying_ = false, upper_req_ = nullptr;
-    return rc;
-  }
-  if (state_ != State::open) return UV_EPIPE;
-  if (write_error_ != 0) return write_error_;
-  upper_req_ = req;
-  std::copy(bufs, bufs + n, plain_);
-  plain_n_ = n;
-  plain_done_ = 0;
-  int rc = pump();
-  if (rc != 0) upper_req_ = nullptr;
-  return rc;
-}
-
-// Encrypts and sends the queued plaintext while the kernel takes it; once
-// all of it is out, the connection hears that its write completed.
-int TlsTransport::pump() {
-  int64_t done = send_plain(plain_, plain_n_, plain_done_, false);
-  if (done < 0) return static_cast<int>(done);
-  plain_done_ = static_cast<size_t>(done);
-  if (flying_ || plain_done_ < total(plain_, plain_n_)) return 0;
-  plain_n_ = 0;
-  upper_req_ = nullptr;
-  report_written(0);
-  return 0;
-}
-
-void TlsTransport::on_lower_written(int status) {
-  flying_ = false;
-  flight_.clear();
-  if (state_ == State::closed || status < 0) {
-    if (status < 0 && write_error_ == 0) write_error_ = status;
-    if (upper_req_ != nullptr) {
-      upper_req_ = nullptr;
-      report_written(status < 0 ? status : UV_ECANCELED);
-    }
-    return;
-  }
-  if (state_ == State::plain) {
-    upper_req_ = nullptr;
-    report_written(0);
-    return;
-  }
-  if (!backlog_.empty()) {
-    std::swap(flight_, backlog_);
-    backlog_.clear();
-    if (int rc = send_queued(); rc < 0) on_lower_written(rc);
-    return;
-  }
-  if (upper_req_ != nullptr) {
-    if (int rc = pump(); rc < 0) {
-      upper_req_ = nullptr;
-      report_written(rc);
-    }
-    if (flying_ || state_ == State::closed) return;
-  }
-  if (shutdown_wanted_) {
-    shutdown_wanted_ = false;
-    lower_->shutdown();
-  }
-}
-
 // Always, while TLS flows: a TLS client answers our close_notify with its
 // own (or keeps sending records until it reads ours), so the connection
 // ends as it does after unread input, with close_notify and the FIN, then
@@ -462,15 +298,6 @@ void TlsTransport::on_lower_closed() {
   SSL_free(std::exchange(ssl_, nullptr));
   release_queue();
   report_closed();
-}
-
-void TlsTransport::release_queue() {
-  flight_.clear();
-  backlog_.clear();
-  if (flight_.capacity() > kKeptCapacity) std::string().swap(flight_);
-  if (backlog_.capacity() > kKeptCapacity) std::string().swap(backlog_);
-  plain_n_ = 0;
-  upper_req_ = nullptr;
 }
 
 void TlsTransport::peer_name(char* out, size_t size) {

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <string>
 
+#include "base/pool.h"
 #include "net/transport.h"
 #include "observe/accounting.h"
 
@@ -25,14 +26,33 @@ namespace hello {
 
 class TlsContext;
 
-// What a worker's TLS connections share: the context, the scratch buffers
-// and the sink that counts their handshakes.
+// A connection's output while it waits: the ciphertext the kernel did not
+// take (in flight, and what follows it), and the connection's queued write
+// with its plaintext not yet encrypted. Lent by the worker while needed,
+// so that an idle connection holds none (it is most of a transport's size).
+struct TlsQueue {
+  std::string flight;
+  std::string backlog;
+  uv_write_t req;               // the lower write of `flight`
+  uv_write_t* upper = nullptr;  // the connection's queued write
+  uv_buf_t plain[2] = {};
+  unsigned plain_n = 0;
+  size_t plain_done = 0;  // bytes of plain encrypted
+};
+
+// What a worker's TLS connections share: the context, the scratch buffers,
+// the queues lent, and the sink that counts their handshakes.
 struct TlsShared {
   static constexpr size_t kCipherBufferSize = 32 * 1024;
+  // Ciphertext made in one go before it is sent: four full records.
+  static constexpr size_t kFlushAt = 64 * 1024;
+  // Plaintext per SSL_write: one record.
+  static constexpr size_t kRecord = 16 * 1024;
   SSL_CTX* ctx = nullptr;
   Accounting& accounting;
   char cipher_in[kCipherBufferSize];  // every read of ciphertext
   std::string cipher_out;             // ciphertext made by one call, sent at once
+  Pool<TlsQueue> queues;
 
   TlsShared(const TlsContext& context, Accounting& accounting);
 };
@@ -84,6 +104,9 @@ class TlsTransport final : public Transport {
   int send_queued();
   int64_t send_plain(const uv_buf_t* bufs, unsigned n, size_t from, bool last);
   int pump();
+  TlsQueue& queue();
+  // Gives the queue back if nothing waits in it; release_queue() always.
+  void return_queue();
   void release_queue();
 
   TlsShared& shared_;
@@ -91,17 +114,8 @@ class TlsTransport final : public Transport {
   SSL* ssl_ = nullptr;
   const char* in_ = nullptr;  // the ciphertext of the read being handled
   size_t in_len_ = 0;
-  // Ciphertext the kernel did not take: in flight (a lower write), and
-  // what follows it.
-  std::string flight_;
-  std::string backlog_;
-  uv_write_t lower_req_;
-  bool flying_ = false;
-  // The connection's queued write, and its plaintext not yet encrypted.
-  uv_write_t* upper_req_ = nullptr;
-  uv_buf_t plain_[2] = {};
-  unsigned plain_n_ = 0;
-  size_t plain_done_ = 0;         // bytes of plain_ encrypted
+  TlsQueue* q_ = nullptr;         // while output waits
+  bool flying_ = false;           // a lower write of q_->flight is in flight
   bool shutdown_wanted_ = false;  // FIN once the queue is sent
   bool counted_ = false;          // the handshake's end is counted
   int write_error_ = 0;           // a background send failed
