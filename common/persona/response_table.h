@@ -111,6 +111,7 @@ class ResponseTable {
     }
     return m;
   }
+  size_t route_count() const { return route_count_; }
   // True for a route that answers with the request's JSON, minified.
   bool echo(int route) const { return routes_[route].echo; }
   // True if some route's answer waits, or some answers are shaped: one
