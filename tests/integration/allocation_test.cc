@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <nghttp2/nghttp2.h>
 #include <openssl/ssl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "http1/session.h"
+#include "http2/h2_session.h"
 #include "http_bytes.h"
 #include "server/worker.h"
 #include "test_persona.h"
@@ -137,6 +139,70 @@ TEST(Allocation, TheHeartAllocatesNothingPerRequest) {
   RecordProperty("allocations", std::to_string(allocations));
   EXPECT_EQ(allocations, 0u);
   EXPECT_EQ(stats.requests.get(), 1000u + 1600u + 10000u + 16000u);
+}
+
+// nghttp2's client, outside the counting: requests out as bytes, the
+// server's frames in (its WINDOW_UPDATEs keep the server's windows open).
+struct H2TestClient {
+  nghttp2_session* session = nullptr;
+  H2TestClient() {
+    nghttp2_session_callbacks* cb = nullptr;
+    nghttp2_session_callbacks_new(&cb);
+    nghttp2_session_client_new(&session, cb, nullptr);
+    nghttp2_session_callbacks_del(cb);
+    nghttp2_submit_settings(session, NGHTTP2_FLAG_NONE, nullptr, 0);
+  }
+  ~H2TestClient() { nghttp2_session_del(session); }
+  std::string requests(int n) {
+    static const char* kNames[] = {":method", ":scheme", ":authority", ":path"};
+    static const char* kValues[] = {"GET", "http", "127.0.0.1", "/"};
+    nghttp2_nv nv[4];
+    for (int i = 0; i < 4; ++i)
+      nv[i] = {reinterpret_cast<uint8_t*>(const_cast<char*>(kNames[i])),
+               reinterpret_cast<uint8_t*>(const_cast<char*>(kValues[i])), strlen(kNames[i]),
+               strlen(kValues[i]), NGHTTP2_NV_FLAG_NONE};
+    for (int i = 0; i < n; ++i) nghttp2_submit_request(session, nullptr, nv, 4, nullptr, nullptr);
+    std::string out;
+    const uint8_t* data = nullptr;
+    for (ssize_t k; (k = nghttp2_session_mem_send(session, &data)) > 0;)
+      out.append(reinterpret_cast<const char*>(data), static_cast<size_t>(k));
+    return out;
+  }
+  void input(const std::string& bytes) {
+    nghttp2_session_mem_recv(session, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  }
+};
+
+// The HTTP/2 session, the heart alone: batches of streams on one
+// connection, nghttp2's memory recycled (base/recycled.h).
+TEST(Allocation, TheHttp2SessionAllocatesNothingPerRequest) {
+  ResponseTable table(test::kTestPersona, {});
+  H2Answers answers(table);
+  WorkerStats stats;
+  Accounting sink(stats);
+  H2Session session(table, answers, sink);
+  H2TestClient client;
+  std::string out;
+  out.reserve(256 * 1024);
+  uint64_t counted = 0;
+  auto run = [&](int batches, int per_batch, bool count) {
+    for (int b = 0; b < batches; ++b) {
+      std::string in = client.requests(per_batch);
+      out.clear();
+      bool open = true;
+      uint64_t n = allocations_in([&] { open = session.feed(in.data(), in.size(), out); });
+      ASSERT_TRUE(open);
+      if (count) counted += n;
+      client.input(out);
+    }
+  };
+  run(200, 16, false);  // warm-up
+  run(500, 16, true);
+  run(500, 1, true);
+  RecordProperty("allocations", std::to_string(counted));
+  EXPECT_EQ(counted, 0u);
+  EXPECT_EQ(stats.requests.get(), 3200u + 8000u + 500u);
+  EXPECT_EQ(stats.responses_2xx.get(), stats.requests.get());
 }
 
 // The JSON echo of a route file: a ~1 KiB document, with Content-Length and
