@@ -46,7 +46,13 @@ struct H2Callbacks {
     if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
     H2Session& self = of(user);
     H2Stream* s = self.streams_.acquire([] { return std::make_unique<H2Stream>(); });
-    *s = {};
+    s->method = 0;
+    s->path.clear();
+    s->field_bytes = 0;
+    s->answer = nullptr;
+    s->sent = 0;
+    s->head = s->complete = false;
+    ++self.incomplete_;
     nghttp2_session_set_stream_user_data(session, frame->hd.stream_id, s);
     return 0;
   }
@@ -72,7 +78,11 @@ struct H2Callbacks {
       return 0;
     auto* s =
         static_cast<H2Stream*>(nghttp2_session_get_stream_user_data(session, frame->hd.stream_id));
-    if (s != nullptr) of(user).answer(frame->hd.stream_id, *s);
+    if (s != nullptr && !s->complete) {
+      s->complete = true;
+      --of(user).incomplete_;
+      of(user).answer(frame->hd.stream_id, *s);
+    }
     return 0;
   }
 
@@ -80,6 +90,7 @@ struct H2Callbacks {
     auto* s = static_cast<H2Stream*>(nghttp2_session_get_stream_user_data(session, stream_id));
     if (s == nullptr) return 0;
     nghttp2_session_set_stream_user_data(session, stream_id, nullptr);
+    if (!s->complete) --of(user).incomplete_;  // reset by the client before its end
     of(user).streams_.release(s);
     return 0;
   }
@@ -131,6 +142,7 @@ void H2Session::answer(int32_t stream_id, H2Stream& s) {
   if (!a->ready) {
     nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, stream_id, NGHTTP2_REFUSED_STREAM);
     accounting_.answered(done);
+    ++answered_;
     return;
   }
   s.answer = a;
@@ -142,6 +154,14 @@ void H2Session::answer(int32_t stream_id, H2Stream& s) {
                           with_body ? &body : nullptr);
   done.status = static_cast<uint16_t>(a->status);
   accounting_.answered(done);
+  ++answered_;
+}
+
+void H2Session::go_away(std::string& out) {
+  nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE,
+                        nghttp2_session_get_last_proc_stream_id(session_), NGHTTP2_NO_ERROR,
+                        nullptr, 0);
+  drain(out);
 }
 
 bool H2Session::drain(std::string& out) {

@@ -29,6 +29,7 @@ struct H2Stream {
   const H2Answer* answer = nullptr;
   size_t sent = 0;  // body bytes sent
   bool head = false;
+  bool complete = false;  // the request has ended
 };
 
 class H2Session {
@@ -44,6 +45,12 @@ class H2Session {
   // appended to `out`. False once the connection is to close after `out`:
   // a protocol error (GOAWAY sent) or both sides done.
   bool feed(const char* data, size_t len, std::string& out);
+  // GOAWAY (NO_ERROR, the last stream seen) appended to `out`.
+  void go_away(std::string& out);
+  // Answers sent so far (RST_STREAMs for refused ones included).
+  uint32_t answered() const { return answered_; }
+  // True while some stream's request has begun and not ended.
+  bool streams_open() const { return incomplete_ > 0; }
 
  private:
   friend struct H2Callbacks;
@@ -56,6 +63,8 @@ class H2Session {
   Accounting& accounting_;
   nghttp2_session* session_ = nullptr;
   Pool<H2Stream> streams_;
+  uint32_t answered_ = 0;
+  uint32_t incomplete_ = 0;  // streams whose request has not ended
 };
 
 }  // namespace hello

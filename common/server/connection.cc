@@ -121,6 +121,7 @@ void Connection::attach(Transport& transport, Protocol protocol) {
   transport.attach(&ConnectionCallbacks::kEvents, this, ctx_.read_buffer());
   protocol_ = protocol;
   phase_ = Phase::reading;
+  first_read_ = true;
 }
 
 // The socket inherits TCP_NODELAY from the listener (see Worker).
@@ -243,7 +244,11 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
 }
 
 void Connection::consume(const char* data, size_t len, bool held) {
-  bool was_partial = heart_ != nullptr;
+  if (first_read_) [[unlikely]] {
+    first_read_ = false;
+    if (ctx_.h2()) protocol_ = protocol_at_first_read(protocol_, true, {data, len});
+  }
+  bool was_partial = heart_ != nullptr && !between_requests();
   if (pending_since_ns_ == 0) pending_since_ns_ = read_ns_;
   borrow_heart();
   Fed fed = answering().feed(data, len, ctx_.output());
@@ -258,13 +263,15 @@ void Connection::after_feed(const Fed& fed, const char* data, size_t len, bool h
   }
   switch (fed.next) {
     case Fed::Next::read:
+      h2_partial_ = fed.partial;
       if (fed.partial) {
         // A request began: it has the header timeout from now to complete.
         if (!was_partial || fed.answered > 0) start_header_timer();
       } else {
-        // Between requests the heart holds nothing worth keeping.
+        // Between requests an HTTP/1 heart holds nothing worth keeping;
+        // an HTTP/2 one holds the session.
         ctx_.timers().stop(&timer_);
-        release_heart();
+        if (protocol_ != Protocol::http2) release_heart();
         deadline_ = ctx_.now_ms() + ctx_.deadlines().keep_alive_ms;
       }
       release_held();  // all of it was parsed
@@ -452,7 +459,7 @@ void Connection::check_deadlines(uint64_t now_ms) {
     return;
   }
   // Idle too long between requests (or before the first): FIN.
-  if (phase_ == Phase::reading && heart_ == nullptr && now_ms >= deadline_) {
+  if (phase_ == Phase::reading && between_requests() && now_ms >= deadline_) {
     decide(CloseReason::keepalive_timeout);
     end(false);
     finish_if_done();
@@ -465,7 +472,7 @@ void Connection::check_drain(uint64_t now_ms) {
     if (now_ms >= deadline_) close();
     return;
   }
-  if (!read_since_check_ && !writing() && phase_ == Phase::reading && heart_ == nullptr) {
+  if (!read_since_check_ && !writing() && phase_ == Phase::reading && between_requests()) {
     decide(CloseReason::shutdown);
     end(false);
     finish_if_done();

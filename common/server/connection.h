@@ -143,6 +143,11 @@ class Connection final {
   void release_stream();
   void borrow_heart();
   void release_heart();
+  // No request in progress: an HTTP/1 connection holds no heart then; an
+  // HTTP/2 one keeps its session, with no stream's request incomplete.
+  bool between_requests() const {
+    return heart_ == nullptr || (protocol_ == Protocol::http2 && !h2_partial_);
+  }
   void end(bool clean);
   void send_output();
   void write(const std::string& out);
@@ -173,6 +178,8 @@ class Connection final {
   // Orthogonal facts: whether the client sent EOF, whether the worker is
   // stopping, and activity for the drain check.
   bool peer_done_ = false;
+  bool first_read_ = false;  // no read consumed yet: --h2 may still choose HTTP/2
+  bool h2_partial_ = false;  // HTTP/2: the last feed left a stream's request incomplete
   bool draining_ = false;
   bool read_since_check_ = false;
   // ending: the closing request ended exactly where the input did.

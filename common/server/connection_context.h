@@ -106,6 +106,9 @@ class ConnectionContext {
   void use_tls(TlsShared* shared) { tls_ = shared; }
   TlsTransport* acquire_tls();
   void release_tls(TlsTransport* t) { tlses_.release(t); }
+  // With --h2: a connection may turn to HTTP/2 at its first read.
+  bool h2() const { return h2_; }
+  void use_h2(bool on) { h2_ = on; }
 
  private:
   uv_loop_t* loop_;
@@ -121,6 +124,7 @@ class ConnectionContext {
   Pool<BodyStream> streams_;
   TlsShared* tls_ = nullptr;
   Pool<TlsTransport> tlses_;
+  bool h2_ = false;
 };
 
 }  // namespace hello

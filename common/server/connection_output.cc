@@ -96,7 +96,7 @@ void Connection::on_written(int status) {
     if (heart_ != nullptr) start_header_timer();
   }
   // Idle from the moment the last answer was out, not from the last read.
-  if (phase_ == Phase::reading && heart_ == nullptr)
+  if (phase_ == Phase::reading && between_requests())
     deadline_ = ctx_.now_ms() + ctx_.deadlines().keep_alive_ms;
   finish_if_done();
 }

@@ -1,12 +1,14 @@
-// Which protocol a connection speaks, chosen in one place at accept. Today
-// that is HTTP/1 or, for a persona that parses nothing (hello-floor), the
-// floor's CRLF CRLF counter; this is where ALPN after a TLS handshake and
-// the HTTP/2 preface or an h2c Upgrade will choose too.
+// Which protocol a connection speaks, chosen in one place: at accept,
+// HTTP/1 or, for a persona that parses nothing (hello-floor), the floor's
+// CRLF CRLF counter; with --h2, HTTP/2 when the first bytes are its
+// preface (prior knowledge). ALPN after a TLS handshake and an h2c Upgrade
+// will choose here too (docs/http2.md).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string_view>
 
 #include "http/heart.h"
 
@@ -14,20 +16,30 @@ namespace hello {
 
 class Accounting;
 class Dice;
+class H2Answers;
 class ResponseTable;
 struct Limits;
 
 enum class Protocol : uint8_t {
   http1,  // llhttp: Session
   floor,  // no parsing: FloorSession
+  http2,  // nghttp2: H2Heart
 };
-inline constexpr size_t kProtocols = 2;
+inline constexpr size_t kProtocols = 3;
 
 // The protocol of a connection just accepted to serve `table`.
 Protocol protocol_at_accept(const ResponseTable& table);
 
-// A heart of `protocol` for a worker's connections.
+// The protocol of a connection accepted as `at_accept` once its first
+// read brought `first`: HTTP/2 if `h2` (--h2) and they begin its preface
+// ("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", RFC 9113 section 3.4; no
+// HTTP/1 request begins with "PRI ").
+Protocol protocol_at_first_read(Protocol at_accept, bool h2, std::string_view first);
+
+// A heart of `protocol` for a worker's connections; `h2` is needed for
+// Protocol::http2.
 std::unique_ptr<Heart> make_heart(Protocol protocol, const ResponseTable& table,
-                                  Accounting& accounting, const Limits& limits, Dice* dice);
+                                  Accounting& accounting, const Limits& limits, Dice* dice,
+                                  const H2Answers* h2);
 
 }  // namespace hello

@@ -68,6 +68,10 @@ Worker::Worker(const Persona& persona, const TableOptions& table_options,
     tls_ = std::make_unique<TlsShared>(*options.tls, accounting_);
     context_.use_tls(tls_.get());
   }
+  if (options.h2) {
+    h2_answers_ = std::make_unique<H2Answers>(table_);
+    context_.use_h2(true);
+  }
   stall_timers_.resize(options_.stalls.size());
   for (Timer& t : stall_timers_) {
     t.on_fire = WorkerCallbacks::stall;
@@ -285,7 +289,8 @@ void Worker::release(Connection* c) {
 }
 
 std::unique_ptr<Heart> Worker::make_heart(Protocol protocol) {
-  return hello::make_heart(protocol, table_, accounting_, options_.limits, &dice_);
+  return hello::make_heart(protocol, table_, accounting_, options_.limits, &dice_,
+                           h2_answers_.get());
 }
 
 void Worker::on_drain_timer() {

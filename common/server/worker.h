@@ -14,6 +14,7 @@
 #include "base/pool.h"
 #include "base/timer_queue.h"
 #include "http1/session.h"
+#include "http2/h2_answers.h"
 #include "net/listener.h"
 #include "observe/access_log.h"
 #include "observe/accounting.h"
@@ -44,6 +45,7 @@ struct WorkerOptions {
   std::vector<Stall> stalls;               // --stall, each one on every worker
   uint64_t stall_epoch_ns = 0;             // uv_hrtime() the stalls count from, the same for all
   const TlsContext* tls = nullptr;         // --tls: the process's one context
+  bool h2 = false;                         // --h2 (docs/http2.md)
 };
 
 class Worker final {
@@ -139,7 +141,8 @@ class Worker final {
   // The protocol of every connection it accepts (protocol_at_accept()).
   Protocol protocol_;
   ConnectionContext context_;
-  std::unique_ptr<TlsShared> tls_;  // with --tls
+  std::unique_ptr<TlsShared> tls_;         // with --tls
+  std::unique_ptr<H2Answers> h2_answers_;  // with --h2
   char read_buffer_[kReadBufferSize];
 };
 

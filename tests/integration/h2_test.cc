@@ -1,0 +1,143 @@
+// --h2 over real sockets (docs/http2.md): a connection that opens with the
+// HTTP/2 preface (h2c, prior knowledge) gets the persona's answers as
+// HTTP/2 frames, nghttp2's client reading them; HTTP/1.1 keeps working on
+// the same port; without --h2 the preface is HTTP/1 input like any other.
+#include <gtest/gtest.h>
+#include <nghttp2/nghttp2.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "test_client.h"
+
+namespace hello::test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Stream {
+  std::map<std::string, std::string> fields;
+  std::string body;
+  bool ended = false;
+};
+
+// nghttp2's client session over a Client's socket.
+class H2Connection {
+ public:
+  explicit H2Connection(int port) : tcp_(port) {
+    nghttp2_session_callbacks* cb = nullptr;
+    nghttp2_session_callbacks_new(&cb);
+    nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data);
+    nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame);
+    nghttp2_session_client_new(&session_, cb, this);
+    nghttp2_session_callbacks_del(cb);
+    nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, nullptr, 0);
+  }
+  ~H2Connection() { nghttp2_session_del(session_); }
+
+  int32_t get(const char* path) {
+    auto nv = [](const char* n, const char* v) {
+      return nghttp2_nv{reinterpret_cast<uint8_t*>(const_cast<char*>(n)),
+                        reinterpret_cast<uint8_t*>(const_cast<char*>(v)), strlen(n), strlen(v),
+                        NGHTTP2_NV_FLAG_NONE};
+    };
+    nghttp2_nv fields[] = {nv(":method", "GET"), nv(":scheme", "http"),
+                           nv(":authority", "127.0.0.1"), nv(":path", path)};
+    return nghttp2_submit_request(session_, nullptr, fields, 4, nullptr, nullptr);
+  }
+
+  // Sends what is queued and reads until every stream of `ids` has ended,
+  // or `limit` passes; false then.
+  bool run(const std::vector<int32_t>& ids, std::chrono::milliseconds limit = 3s) {
+    auto deadline = Clock::now() + limit;
+    for (;;) {
+      const uint8_t* data = nullptr;
+      std::string out;
+      for (ssize_t n; (n = nghttp2_session_mem_send(session_, &data)) > 0;)
+        out.append(reinterpret_cast<const char*>(data), static_cast<size_t>(n));
+      if (!out.empty() && !tcp_.send(out)) return false;
+      bool all = true;
+      for (int32_t id : ids) all = all && streams[id].ended;
+      if (all) return true;
+      if (Clock::now() >= deadline) return false;
+      pollfd p = {tcp_.fd(), POLLIN, 0};
+      if (poll(&p, 1, 100) != 1) continue;
+      char buf[16384];
+      ssize_t n = recv(tcp_.fd(), buf, sizeof buf, 0);
+      if (n <= 0) return false;
+      if (nghttp2_session_mem_recv(session_, reinterpret_cast<const uint8_t*>(buf),
+                                   static_cast<size_t>(n)) < 0)
+        return false;
+    }
+  }
+
+  std::map<int32_t, Stream> streams;
+
+ private:
+  static H2Connection& of(void* p) { return *static_cast<H2Connection*>(p); }
+  static int on_header(nghttp2_session*, const nghttp2_frame* f, const uint8_t* n, size_t nl,
+                       const uint8_t* v, size_t vl, uint8_t, void* p) {
+    of(p).streams[f->hd.stream_id].fields[std::string(reinterpret_cast<const char*>(n), nl)] =
+        std::string(reinterpret_cast<const char*>(v), vl);
+    return 0;
+  }
+  static int on_data(nghttp2_session*, uint8_t, int32_t id, const uint8_t* d, size_t n, void* p) {
+    of(p).streams[id].body.append(reinterpret_cast<const char*>(d), n);
+    return 0;
+  }
+  static int on_frame(nghttp2_session*, const nghttp2_frame* f, void* p) {
+    if ((f->hd.type == NGHTTP2_DATA || f->hd.type == NGHTTP2_HEADERS) &&
+        (f->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0)
+      of(p).streams[f->hd.stream_id].ended = true;
+    return 0;
+  }
+
+  Client tcp_;
+  nghttp2_session* session_ = nullptr;
+};
+
+TEST(H2c, APriorKnowledgeConnectionGetsThePersonasAnswerAsFrames) {
+  ServerProcess s("sanic", {"--h2"});
+  H2Connection c(s.port());
+  int32_t root = c.get("/");
+  int32_t missing = c.get("/nope");
+  ASSERT_TRUE(c.run({root, missing}));
+  EXPECT_EQ(c.streams[root].fields[":status"], "200");
+  EXPECT_EQ(c.streams[root].body, "Hello!!!");
+  EXPECT_EQ(c.streams[root].fields.count("connection"), 0u);
+  EXPECT_EQ(c.streams[missing].fields[":status"], "404");
+  // More streams on the same connection, many at once.
+  std::vector<int32_t> ids;
+  for (int i = 0; i < 60; ++i) ids.push_back(c.get("/"));
+  ASSERT_TRUE(c.run(ids));
+  for (int32_t id : ids) EXPECT_EQ(c.streams[id].body, "Hello!!!") << id;
+  EXPECT_EQ(s.stop(), 0);
+}
+
+TEST(H2c, Http11KeepsWorkingOnTheSamePort) {
+  ServerProcess s("sanic", {"--h2"});
+  Client c(s.port());
+  ASSERT_TRUE(c.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n"));
+  std::string r = c.read_response();
+  EXPECT_EQ(r.rfind("HTTP/1.1 200", 0), 0u) << r;
+  EXPECT_EQ(r.substr(r.size() - 8), "Hello!!!");
+  EXPECT_EQ(s.stop(), 0);
+}
+
+TEST(H2c, WithoutTheFlagThePrefaceIsHttp1Input) {
+  ServerProcess s("sanic");
+  Client c(s.port());
+  ASSERT_TRUE(c.send("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"));
+  auto r = c.read_to_eof(2s);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->rfind("HTTP/1.1 ", 0), 0u) << *r;
+  EXPECT_EQ(s.stop(), 0);
+}
+
+}  // namespace
+}  // namespace hello::test
