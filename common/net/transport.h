@@ -73,6 +73,8 @@ class Transport {
   virtual void close(bool abort = false) = 0;
   // The peer's numeric address into `out` (NUL-terminated), or "".
   virtual void peer_name(char* out, size_t size) = 0;
+  // True if the transport's handshake agreed on HTTP/2 (TLS's ALPN "h2").
+  virtual bool negotiated_h2() const { return false; }
 
  protected:
   void report_read(ssize_t nread, const uv_buf_t* buf) { events_->on_read(data_, nread, buf); }

@@ -246,7 +246,10 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
 void Connection::consume(const char* data, size_t len, bool held) {
   if (first_read_) [[unlikely]] {
     first_read_ = false;
-    if (ctx_.h2()) protocol_ = protocol_at_first_read(protocol_, true, {data, len});
+    if (ctx_.h2())
+      protocol_ = transport_->negotiated_h2()
+                      ? Protocol::http2
+                      : protocol_at_first_read(protocol_, true, {data, len});
   }
   bool was_partial = heart_ != nullptr && !between_requests();
   if (pending_since_ns_ == 0) pending_since_ns_ = read_ns_;

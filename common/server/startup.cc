@@ -129,6 +129,7 @@ int open_access_log(const Options& opt, Process& process) {
 int make_tls(const Persona& persona, Options& opt, Process& process) {
   if (!opt.tls.enabled) return 0;
   std::string error;
+  opt.tls.h2 = opt.worker.h2;
   process.tls =
       TlsContext::create(opt.tls, persona.alpn, {"localhost", "127.0.0.1", "::1", opt.host}, error);
   if (process.tls && !opt.tls.write_cert.empty() &&

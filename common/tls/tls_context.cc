@@ -181,24 +181,32 @@ bool use_key(SSL_CTX* ctx, const std::string& path, std::string& error) {
   return true;
 }
 
-// ALPN: the persona's one protocol if the client offers it; otherwise,
-// and for a persona without one, no protocol is selected and the client
-// goes on in HTTP/1.1 (as CPython's ssl does when nothing overlaps).
-int select_alpn(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in,
-                unsigned int inlen, void* arg) {
-  const auto* self = static_cast<const TlsContext*>(arg);
-  std::string_view mine = self->alpn();
-  if (mine.empty()) return SSL_TLSEXT_ERR_NOACK;
+// Selects `want` if the client's list `in` holds it.
+bool offered(std::string_view want, const unsigned char** out, unsigned char* outlen,
+             const unsigned char* in, unsigned int inlen) {
   for (unsigned int i = 0; i < inlen;) {
     unsigned int len = in[i];
     if (i + 1 + len > inlen) break;
-    if (std::string_view(reinterpret_cast<const char*>(in + i + 1), len) == mine) {
+    if (std::string_view(reinterpret_cast<const char*>(in + i + 1), len) == want) {
       *out = in + i + 1;
       *outlen = static_cast<unsigned char>(len);
-      return SSL_TLSEXT_ERR_OK;
+      return true;
     }
     i += 1 + len;
   }
+  return false;
+}
+
+// ALPN: with --h2, h2 if the client offers it; then the persona's one
+// protocol if the client offers it; otherwise, and for a persona without
+// one, no protocol is selected and the client goes on in HTTP/1.1 (as
+// CPython's ssl does when nothing overlaps).
+int select_alpn(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in,
+                unsigned int inlen, void* arg) {
+  const auto* self = static_cast<const TlsContext*>(arg);
+  if (self->h2() && offered("h2", out, outlen, in, inlen)) return SSL_TLSEXT_ERR_OK;
+  std::string_view mine = self->alpn();
+  if (!mine.empty() && offered(mine, out, outlen, in, inlen)) return SSL_TLSEXT_ERR_OK;
   return SSL_TLSEXT_ERR_NOACK;
 }
 
@@ -209,6 +217,7 @@ std::unique_ptr<TlsContext> TlsContext::create(const TlsOptions& options, std::s
                                                std::string& error) {
   std::unique_ptr<TlsContext> self(new TlsContext);
   self->alpn_ = std::string(alpn);
+  self->h2_ = options.h2;
   SSL_CTX* ctx = self->ctx_ = SSL_CTX_new(TLS_server_method());
   if (ctx == nullptr) {
     error = "cannot start TLS: " + openssl_error();

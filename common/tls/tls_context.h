@@ -27,6 +27,7 @@ struct TlsOptions {
   std::string ciphersuites;             // --tls-ciphersuites (TLS 1.3), empty: OpenSSL's
   std::string groups;                   // --tls-groups, empty: ours
   bool no_resume = false;               // --tls-no-resume
+  bool h2 = false;                      // --h2: ALPN selects h2 when the client offers it
 };
 
 // The TLS 1.2 suites offered unless --tls-ciphers says otherwise: only
@@ -59,6 +60,8 @@ class TlsContext {
   // Whether the certificate was made at start.
   bool made() const { return made_; }
   std::string_view alpn() const { return alpn_; }
+  // With --h2: a client offering "h2" gets it, before the persona's own.
+  bool h2() const { return h2_; }
 
  private:
   TlsContext() = default;
@@ -68,6 +71,7 @@ class TlsContext {
   std::string pem_;
   std::string alpn_;  // the one protocol selected, or empty
   bool made_ = false;
+  bool h2_ = false;
 };
 
 }  // namespace hello

@@ -96,7 +96,7 @@ bool TlsTransport::wrap(TcpTransport& lower) {
   SSL_set_bio(ssl_, bio, bio);
   SSL_set_accept_state(ssl_);
   state_ = State::handshake;
-  reading_ = shutdown_wanted_ = counted_ = false;
+  reading_ = shutdown_wanted_ = counted_ = h2_ = false;
   write_error_ = 0;
   lower.attach(&TlsCallbacks::kLower, this,
                uv_buf_init(shared_.cipher_in, sizeof shared_.cipher_in));
@@ -175,6 +175,10 @@ bool TlsTransport::handshake() {
   counted_ = true;
   shared_.accounting.tls_handshake(h);
   state_ = State::open;
+  const unsigned char* alpn = nullptr;
+  unsigned int alpn_len = 0;
+  SSL_get0_alpn_selected(ssl_, &alpn, &alpn_len);
+  h2_ = alpn_len == 2 && alpn[0] == 'h' && alpn[1] == '2';
   // What the handshake wrote last (TLS 1.3's tickets, TLS 1.2's last
   // flight) waits in cipher_out for decrypt(): with the answers to a
   // request that came in the same read, one write; alone at once

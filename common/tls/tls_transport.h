@@ -78,6 +78,7 @@ class TlsTransport final : public Transport {
   int shutdown() override;
   void close(bool abort) override;
   void peer_name(char* out, size_t size) override;
+  bool negotiated_h2() const override { return h2_; }
 
  private:
   friend struct TlsCallbacks;
@@ -118,6 +119,7 @@ class TlsTransport final : public Transport {
   bool flying_ = false;           // a lower write of q_->flight is in flight
   bool shutdown_wanted_ = false;  // FIN once the queue is sent
   bool counted_ = false;          // the handshake's end is counted
+  bool h2_ = false;               // ALPN selected "h2"
   int write_error_ = 0;           // a background send failed
   State state_ = State::closed;
 

@@ -1,9 +1,12 @@
 // --h2 over real sockets (docs/http2.md): a connection that opens with the
-// HTTP/2 preface (h2c, prior knowledge) gets the persona's answers as
-// HTTP/2 frames, nghttp2's client reading them; HTTP/1.1 keeps working on
-// the same port; without --h2 the preface is HTTP/1 input like any other.
+// HTTP/2 preface (h2c, prior knowledge), or whose TLS handshake selected
+// ALPN h2, gets the persona's answers as HTTP/2 frames, nghttp2's client
+// reading them; HTTP/1.1 keeps working on the same port; without --h2 the
+// preface is HTTP/1 input like any other, and ALPN never selects h2.
 #include <gtest/gtest.h>
 #include <nghttp2/nghttp2.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -28,7 +31,26 @@ struct Stream {
 // nghttp2's client session over a Client's socket.
 class H2Connection {
  public:
-  explicit H2Connection(int port) : tcp_(port) {
+  // Over TLS, `alpn` (wire format) is offered; `negotiated` says what the
+  // server selected.
+  explicit H2Connection(int port, std::string_view alpn = {}) : tcp_(port) {
+    if (!alpn.empty()) {
+      ctx_ = SSL_CTX_new(TLS_client_method());
+      SSL_CTX_set_verify(ctx_, SSL_VERIFY_NONE, nullptr);
+      ssl_ = SSL_new(ctx_);
+      SSL_set_alpn_protos(ssl_, reinterpret_cast<const unsigned char*>(alpn.data()),
+                          static_cast<unsigned>(alpn.size()));
+      SSL_set_fd(ssl_, tcp_.fd());
+      struct timeval tv = {3, 0};
+      setsockopt(tcp_.fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+      if (SSL_connect(ssl_) == 1) {
+        const unsigned char* p = nullptr;
+        unsigned int n = 0;
+        SSL_get0_alpn_selected(ssl_, &p, &n);
+        negotiated.assign(reinterpret_cast<const char*>(p), n);
+      }
+      ERR_clear_error();
+    }
     nghttp2_session_callbacks* cb = nullptr;
     nghttp2_session_callbacks_new(&cb);
     nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
@@ -38,7 +60,11 @@ class H2Connection {
     nghttp2_session_callbacks_del(cb);
     nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, nullptr, 0);
   }
-  ~H2Connection() { nghttp2_session_del(session_); }
+  ~H2Connection() {
+    nghttp2_session_del(session_);
+    SSL_free(ssl_);
+    SSL_CTX_free(ctx_);
+  }
 
   int32_t get(const char* path) {
     auto nv = [](const char* n, const char* v) {
@@ -60,15 +86,16 @@ class H2Connection {
       std::string out;
       for (ssize_t n; (n = nghttp2_session_mem_send(session_, &data)) > 0;)
         out.append(reinterpret_cast<const char*>(data), static_cast<size_t>(n));
-      if (!out.empty() && !tcp_.send(out)) return false;
+      if (!out.empty() && !send_all(out)) return false;
       bool all = true;
       for (int32_t id : ids) all = all && streams[id].ended;
       if (all) return true;
       if (Clock::now() >= deadline) return false;
       pollfd p = {tcp_.fd(), POLLIN, 0};
-      if (poll(&p, 1, 100) != 1) continue;
+      if ((ssl_ == nullptr || SSL_pending(ssl_) == 0) && poll(&p, 1, 100) != 1) continue;
       char buf[16384];
-      ssize_t n = recv(tcp_.fd(), buf, sizeof buf, 0);
+      ssize_t n =
+          ssl_ != nullptr ? SSL_read(ssl_, buf, sizeof buf) : recv(tcp_.fd(), buf, sizeof buf, 0);
       if (n <= 0) return false;
       if (nghttp2_session_mem_recv(session_, reinterpret_cast<const uint8_t*>(buf),
                                    static_cast<size_t>(n)) < 0)
@@ -77,8 +104,14 @@ class H2Connection {
   }
 
   std::map<int32_t, Stream> streams;
+  std::string negotiated;  // ALPN's answer, over TLS
 
  private:
+  bool send_all(const std::string& out) {
+    if (ssl_ == nullptr) return tcp_.send(out);
+    return SSL_write(ssl_, out.data(), static_cast<int>(out.size())) ==
+           static_cast<int>(out.size());
+  }
   static H2Connection& of(void* p) { return *static_cast<H2Connection*>(p); }
   static int on_header(nghttp2_session*, const nghttp2_frame* f, const uint8_t* n, size_t nl,
                        const uint8_t* v, size_t vl, uint8_t, void* p) {
@@ -98,6 +131,8 @@ class H2Connection {
   }
 
   Client tcp_;
+  SSL_CTX* ctx_ = nullptr;
+  SSL* ssl_ = nullptr;
   nghttp2_session* session_ = nullptr;
 };
 
@@ -126,6 +161,26 @@ TEST(H2c, Http11KeepsWorkingOnTheSamePort) {
   std::string r = c.read_response();
   EXPECT_EQ(r.rfind("HTTP/1.1 200", 0), 0u) << r;
   EXPECT_EQ(r.substr(r.size() - 8), "Hello!!!");
+  EXPECT_EQ(s.stop(), 0);
+}
+
+constexpr std::string_view kH2ThenHttp11 = "\x02h2\x08http/1.1";
+
+TEST(H2, AlpnH2OverTlsGetsThePersonasAnswerAsFrames) {
+  ServerProcess s("sanic", {"--h2", "--tls"});
+  H2Connection c(s.port(), kH2ThenHttp11);
+  EXPECT_EQ(c.negotiated, "h2");
+  int32_t root = c.get("/");
+  ASSERT_TRUE(c.run({root}));
+  EXPECT_EQ(c.streams[root].fields[":status"], "200");
+  EXPECT_EQ(c.streams[root].body, "Hello!!!");
+  EXPECT_EQ(s.stop(), 0);
+}
+
+TEST(H2, WithoutTheFlagAlpnSelectsThePersonasOwn) {
+  ServerProcess s("sanic", {"--tls"});
+  H2Connection c(s.port(), kH2ThenHttp11);
+  EXPECT_EQ(c.negotiated, "http/1.1");  // sanic's, docs/tls.md
   EXPECT_EQ(s.stop(), 0);
 }
 
