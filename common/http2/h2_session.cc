@@ -142,6 +142,7 @@ void H2Session::answer(int32_t stream_id, H2Stream& s) {
   if (!a->ready) {
     nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, stream_id, NGHTTP2_REFUSED_STREAM);
     accounting_.answered(done);
+    accounting_.answered_h2();
     ++answered_;
     return;
   }
@@ -154,6 +155,7 @@ void H2Session::answer(int32_t stream_id, H2Stream& s) {
                           with_body ? &body : nullptr);
   done.status = static_cast<uint16_t>(a->status);
   accounting_.answered(done);
+  accounting_.answered_h2();
   ++answered_;
 }
 

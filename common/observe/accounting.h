@@ -111,6 +111,8 @@ class Accounting {
     if (log_ != nullptr) [[unlikely]]
       log(a);
   }
+  // A request of those answered() counted came over HTTP/2.
+  void answered_h2() { stats_.requests_h2.add(); }
   // `count` answers of 200 to plain requests, none logged (hello-floor).
   void answered_ok(uint32_t count) {
     stats_.requests.add(count);

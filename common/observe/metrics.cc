@@ -19,6 +19,8 @@ struct FamilyHelp {
 };
 constexpr FamilyHelp kHelp[] = {
     {"hello_connections_accepted_total", "Connections accepted."},
+    {"hello_http2_requests_total",
+     "Requests answered over HTTP/2 (--h2), of those counted by hello_http_requests_total."},
     {"hello_http_request_bytes_total", "Request bytes read."},
     {"hello_http_response_bytes_total", "Response bytes produced, headers and bodies."},
     {"hello_http_requests_total", "Responses sent, by status class (code)."},

@@ -40,6 +40,9 @@ enum class StatsShown : uint8_t {
   /* Complete requests answered. */                                                            \
   X(requests, "", "requests", "{} requests", always,                                           \
     "", "")                                                                                    \
+  /* Of them, over HTTP/2 (--h2, docs/http2.md); the rest were HTTP/1. */                   \
+  X(requests_h2, "", "requests_h2", "{} over HTTP/2", if_nonzero,                              \
+    "hello_http2_requests_total", "")                                                          \
   X(bytes_in, "", "bytes_in", "{} bytes in", always,                                           \
     "hello_http_request_bytes_total", "")                                                      \
   /* Response bytes produced, headers and bodies. */                                           \

@@ -152,6 +152,8 @@ TEST(H2c, APriorKnowledgeConnectionGetsThePersonasAnswerAsFrames) {
   ASSERT_TRUE(c.run(ids));
   for (int32_t id : ids) EXPECT_EQ(c.streams[id].body, "Hello!!!") << id;
   EXPECT_EQ(s.stop(), 0);
+  std::string summary = s.rest_of_stderr();
+  EXPECT_NE(summary.find("62 requests, 62 over HTTP/2"), std::string::npos) << summary;
 }
 
 TEST(H2c, Http11KeepsWorkingOnTheSamePort) {
@@ -162,6 +164,7 @@ TEST(H2c, Http11KeepsWorkingOnTheSamePort) {
   EXPECT_EQ(r.rfind("HTTP/1.1 200", 0), 0u) << r;
   EXPECT_EQ(r.substr(r.size() - 8), "Hello!!!");
   EXPECT_EQ(s.stop(), 0);
+  EXPECT_EQ(s.rest_of_stderr().find("over HTTP/2"), std::string::npos);
 }
 
 constexpr std::string_view kH2ThenHttp11 = "\x02h2\x08http/1.1";

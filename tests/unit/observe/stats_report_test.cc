@@ -70,6 +70,7 @@ StatsSnapshot every_counter() {
   s.tls_aes_256_gcm = 28;
   s.tls_chacha20 = 29;
   s.tls_cipher_other = 30;
+  s.requests_h2 = 4;
   return s;
 }
 
@@ -78,7 +79,8 @@ TEST(StatsReport, SummaryTextMentionsRejectsAcceptErrorsAndStallsOnlyWhenThereAr
   EXPECT_EQ(
       summary_text({every_counter(), none}),
       "summary:\n"
-      " worker 0: 1 connections, 5 requests, 6 bytes in, 7 bytes out, 2xx 8, 3xx 16, 4xx 9, "
+      " worker 0: 1 connections, 5 requests, 4 over HTTP/2, 6 bytes in, 7 bytes out, 2xx 8, 3xx "
+      "16, 4xx 9, "
       "5xx 10, "
       "11 parse errors, 12 log lines dropped, 2 connections rejected, 3 accept errors, "
       "17 stalls, 13 shaped, 14 reset, 15 bad shaping parameters, 18 TLS handshakes, 19 resumed, "
@@ -86,8 +88,8 @@ TEST(StatsReport, SummaryTextMentionsRejectsAcceptErrorsAndStallsOnlyWhenThereAr
       "23 TLS failed (other), 24 TLS failed (client left)\n"
       " worker 1: 0 connections, 0 requests, 0 bytes in, 0 bytes out, 2xx 0, 4xx 0, 5xx 0, "
       "0 parse errors, 0 log lines dropped\n"
-      "    total: 1 connections, 5 requests, 6 bytes in, 7 bytes out, 2xx 8, 3xx 16, 4xx 9, "
-      "5xx 10, "
+      "    total: 1 connections, 5 requests, 4 over HTTP/2, 6 bytes in, 7 bytes out, 2xx 8, "
+      "3xx 16, 4xx 9, 5xx 10, "
       "11 parse errors, 12 log lines dropped, 2 connections rejected, 3 accept errors, "
       "17 stalls, 13 shaped, 14 reset, 15 bad shaping parameters, 18 TLS handshakes, 19 resumed, "
       "20 TLS failed (version), 21 TLS failed (no cipher), 22 plain HTTP to TLS, "
@@ -99,7 +101,8 @@ TEST(StatsReport, SummaryJsonOfAKnownSnapshot) {
   EXPECT_EQ(
       summary_json({every_counter(), none}),
       "{\"workers\": ["
-      "{\"id\": 0, \"connections\": 1, \"requests\": 5, \"bytes_in\": 6, \"bytes_out\": 7, "
+      "{\"id\": 0, \"connections\": 1, \"requests\": 5, \"requests_h2\": 4, \"bytes_in\": 6, "
+      "\"bytes_out\": 7, "
       "\"responses\": {\"2xx\": 8, \"3xx\": 16, \"4xx\": 9, \"5xx\": 10}, \"parse_errors\": 11, "
       "\"log_lines_dropped\": 12, \"connections_rejected\": 2, \"closed\": {\"client\": 0, "
       "\"answered\": 0, \"keepalive_timeout\": 0, \"header_timeout\": 0, \"send_timeout\": 0, "
@@ -110,7 +113,8 @@ TEST(StatsReport, SummaryJsonOfAKnownSnapshot) {
       "\"failed_plain_http\": 22, \"failed_other\": 23, \"failed_client_left\": 24, "
       "\"tls1_2\": 25, \"tls1_3\": 26, \"aes_128_gcm\": 27, \"aes_256_gcm\": 28, "
       "\"chacha20_poly1305\": 29, \"other_cipher\": 30}}, "
-      "{\"id\": 1, \"connections\": 0, \"requests\": 0, \"bytes_in\": 0, \"bytes_out\": 0, "
+      "{\"id\": 1, \"connections\": 0, \"requests\": 0, \"requests_h2\": 0, \"bytes_in\": 0, "
+      "\"bytes_out\": 0, "
       "\"responses\": {\"2xx\": 0, \"3xx\": 0, \"4xx\": 0, \"5xx\": 0}, \"parse_errors\": 0, "
       "\"log_lines_dropped\": 0, \"connections_rejected\": 0, \"closed\": {\"client\": 0, "
       "\"answered\": 0, \"keepalive_timeout\": 0, \"header_timeout\": 0, \"send_timeout\": 0, "
@@ -120,7 +124,8 @@ TEST(StatsReport, SummaryJsonOfAKnownSnapshot) {
       "\"failed_plain_http\": 0, \"failed_other\": 0, \"failed_client_left\": 0, "
       "\"tls1_2\": 0, \"tls1_3\": 0, \"aes_128_gcm\": 0, \"aes_256_gcm\": 0, "
       "\"chacha20_poly1305\": 0, \"other_cipher\": 0}}], "
-      "\"total\": {\"connections\": 1, \"requests\": 5, \"bytes_in\": 6, \"bytes_out\": 7, "
+      "\"total\": {\"connections\": 1, \"requests\": 5, \"requests_h2\": 4, \"bytes_in\": 6, "
+      "\"bytes_out\": 7, "
       "\"responses\": {\"2xx\": 8, \"3xx\": 16, \"4xx\": 9, \"5xx\": 10}, \"parse_errors\": 11, "
       "\"log_lines_dropped\": 12, \"connections_rejected\": 2, \"closed\": {\"client\": 0, "
       "\"answered\": 0, \"keepalive_timeout\": 0, \"header_timeout\": 0, \"send_timeout\": 0, "
