@@ -464,6 +464,7 @@ void Connection::check_deadlines(uint64_t now_ms) {
   // Idle too long between requests (or before the first): FIN.
   if (phase_ == Phase::reading && between_requests() && now_ms >= deadline_) {
     decide(CloseReason::keepalive_timeout);
+    say_goodbye();
     end(false);
     finish_if_done();
   }
@@ -477,10 +478,19 @@ void Connection::check_drain(uint64_t now_ms) {
   }
   if (!read_since_check_ && !writing() && phase_ == Phase::reading && between_requests()) {
     decide(CloseReason::shutdown);
+    say_goodbye();
     end(false);
     finish_if_done();
   }
   read_since_check_ = false;
+}
+
+// An HTTP/2 connection closed between requests says so first: GOAWAY with
+// the last stream it saw (RFC 9113 section 6.8). HTTP/1 has nothing to say.
+void Connection::say_goodbye() {
+  if (protocol_ != Protocol::http2 || heart_ == nullptr) return;
+  heart_->time_out(ctx_.output());
+  send_output();
 }
 
 }  // namespace hello

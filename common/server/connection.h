@@ -143,6 +143,7 @@ class Connection final {
   void release_stream();
   void borrow_heart();
   void release_heart();
+  void say_goodbye();
   // No request in progress: an HTTP/1 connection holds no heart then; an
   // HTTP/2 one keeps its session, with no stream's request incomplete.
   bool between_requests() const {

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 
 #include <chrono>
+#include <csignal>
 #include <map>
 #include <string>
 #include <vector>
@@ -80,6 +81,13 @@ class H2Connection {
   // Sends what is queued and reads until every stream of `ids` has ended,
   // or `limit` passes; false then.
   bool run(const std::vector<int32_t>& ids, std::chrono::milliseconds limit = 3s) {
+    return pump(&ids, limit);
+  }
+  // Reads until the server closes (true) or `limit` passes.
+  bool run_until_closed(std::chrono::milliseconds limit) { return pump(nullptr, limit); }
+
+ private:
+  bool pump(const std::vector<int32_t>* ids, std::chrono::milliseconds limit) {
     auto deadline = Clock::now() + limit;
     for (;;) {
       const uint8_t* data = nullptr;
@@ -87,8 +95,9 @@ class H2Connection {
       for (ssize_t n; (n = nghttp2_session_mem_send(session_, &data)) > 0;)
         out.append(reinterpret_cast<const char*>(data), static_cast<size_t>(n));
       if (!out.empty() && !send_all(out)) return false;
-      bool all = true;
-      for (int32_t id : ids) all = all && streams[id].ended;
+      bool all = ids != nullptr;
+      for (int32_t id : ids != nullptr ? *ids : std::vector<int32_t>{})
+        all = all && streams[id].ended;
       if (all) return true;
       if (Clock::now() >= deadline) return false;
       pollfd p = {tcp_.fd(), POLLIN, 0};
@@ -96,15 +105,18 @@ class H2Connection {
       char buf[16384];
       ssize_t n =
           ssl_ != nullptr ? SSL_read(ssl_, buf, sizeof buf) : recv(tcp_.fd(), buf, sizeof buf, 0);
-      if (n <= 0) return false;
+      if (n <= 0) return ids == nullptr && n == 0;
       if (nghttp2_session_mem_recv(session_, reinterpret_cast<const uint8_t*>(buf),
                                    static_cast<size_t>(n)) < 0)
         return false;
     }
   }
 
+ public:
   std::map<int32_t, Stream> streams;
   std::string negotiated;  // ALPN's answer, over TLS
+  bool goaway = false;
+  int32_t goaway_last = -1;
 
  private:
   bool send_all(const std::string& out) {
@@ -124,6 +136,10 @@ class H2Connection {
     return 0;
   }
   static int on_frame(nghttp2_session*, const nghttp2_frame* f, void* p) {
+    if (f->hd.type == NGHTTP2_GOAWAY) {
+      of(p).goaway = true;
+      of(p).goaway_last = f->goaway.last_stream_id;
+    }
     if ((f->hd.type == NGHTTP2_DATA || f->hd.type == NGHTTP2_HEADERS) &&
         (f->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0)
       of(p).streams[f->hd.stream_id].ended = true;
@@ -154,6 +170,20 @@ TEST(H2c, APriorKnowledgeConnectionGetsThePersonasAnswerAsFrames) {
   EXPECT_EQ(s.stop(), 0);
   std::string summary = s.rest_of_stderr();
   EXPECT_NE(summary.find("62 requests, 62 over HTTP/2"), std::string::npos) << summary;
+}
+
+TEST(H2c, AGracefulStopSaysGoawayWithTheLastStream) {
+  ServerProcess s("sanic", {"--h2", "--shutdown-timeout", "10"});
+  H2Connection c(s.port());
+  int32_t root = c.get("/");
+  ASSERT_TRUE(c.run({root}));
+  auto t0 = Clock::now();
+  s.signal(SIGTERM);
+  EXPECT_TRUE(c.run_until_closed(3s)) << "left open";
+  EXPECT_TRUE(c.goaway) << "closed without GOAWAY";
+  EXPECT_EQ(c.goaway_last, root);
+  EXPECT_EQ(s.wait(3s), 0);
+  EXPECT_LT(Clock::now() - t0, 3s);
 }
 
 TEST(H2c, Http11KeepsWorkingOnTheSamePort) {
