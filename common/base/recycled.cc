@@ -101,11 +101,4 @@ void* recycled_realloc(void* p, size_t n) {
   return realloc(p, n);
 }
 
-size_t recycled_spares() {
-  size_t n = 0;
-  for (const List& l : lists.small) n += l.count;
-  for (const List& l : lists.large) n += l.count;
-  return n;
-}
-
 }  // namespace hello

@@ -14,9 +14,6 @@ void* recycled_malloc(size_t n);
 void recycled_free(void* p);
 void* recycled_realloc(void* p, size_t n);
 
-// How many blocks the calling thread holds in its lists now, for tests.
-size_t recycled_spares();
-
 // False in a sanitized build: there the libraries stay on plain malloc, so
 // that the sanitizer sees every block.
 constexpr bool kRecycling =

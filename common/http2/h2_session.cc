@@ -48,10 +48,9 @@ struct H2Callbacks {
     H2Stream* s = self.streams_.acquire([] { return std::make_unique<H2Stream>(); });
     s->method = 0;
     s->path.clear();
-    s->field_bytes = 0;
     s->answer = nullptr;
     s->sent = 0;
-    s->head = s->complete = false;
+    s->complete = false;
     ++self.incomplete_;
     nghttp2_session_set_stream_user_data(session, frame->hd.stream_id, s);
     return 0;
@@ -64,7 +63,6 @@ struct H2Callbacks {
         static_cast<H2Stream*>(nghttp2_session_get_stream_user_data(session, frame->hd.stream_id));
     if (s == nullptr) return 0;
     std::string_view n = view(name, namelen);
-    s->field_bytes += namelen + valuelen + 32;  // RFC 9113 section 6.5.2's size
     if (n == ":method")
       s->method = method_of(view(value, valuelen));
     else if (n == ":path")
@@ -147,10 +145,9 @@ void H2Session::answer(int32_t stream_id, H2Stream& s) {
     return;
   }
   s.answer = a;
-  s.head = s.method == kHead;
   nghttp2_data_provider body{};
   body.read_callback = H2Callbacks::read_body;
-  bool with_body = !s.head && !a->body.empty();
+  bool with_body = s.method != kHead && !a->body.empty();
   nghttp2_submit_response(session_, stream_id, a->fields.data(), a->fields.size(),
                           with_body ? &body : nullptr);
   done.status = static_cast<uint16_t>(a->status);

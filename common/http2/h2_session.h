@@ -25,10 +25,8 @@ namespace hello {
 struct H2Stream {
   int method = 0;  // kGet, kHead, or another llhttp method number (0: unknown)
   std::string path;
-  size_t field_bytes = 0;  // of the request's header list
   const H2Answer* answer = nullptr;
-  size_t sent = 0;  // body bytes sent
-  bool head = false;
+  size_t sent = 0;        // body bytes sent
   bool complete = false;  // the request has ended
 };
 

@@ -128,7 +128,7 @@ void Connection::attach(Transport& transport, Protocol protocol) {
 void Connection::begin() {
   HELLO_CHECK(heart_ == nullptr && pending_ == nullptr && held_ == nullptr && stream_ == nullptr &&
               !timer_.active());
-  peer_done_ = draining_ = read_since_check_ = clean_end_ = false;
+  peer_done_ = draining_ = read_since_check_ = clean_end_ = h2_partial_ = false;
   close_reason_ = CloseReason::none;
   pending_since_ns_ = 0;
   carried_answers_ = 0;
@@ -246,10 +246,8 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
 void Connection::consume(const char* data, size_t len, bool held) {
   if (first_read_) [[unlikely]] {
     first_read_ = false;
-    if (ctx_.h2())
-      protocol_ = transport_->negotiated_h2()
-                      ? Protocol::http2
-                      : protocol_at_first_read(protocol_, true, {data, len});
+    protocol_ =
+        protocol_at_first_read(protocol_, ctx_.h2(), transport_->negotiated_h2(), {data, len});
   }
   bool was_partial = heart_ != nullptr && !between_requests();
   if (pending_since_ns_ == 0) pending_since_ns_ = read_ns_;

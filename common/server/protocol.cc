@@ -14,9 +14,11 @@ Protocol protocol_at_accept(const ResponseTable& table) {
   return table.policy().no_parsing ? Protocol::floor : Protocol::http1;
 }
 
-Protocol protocol_at_first_read(Protocol at_accept, bool h2, std::string_view first) {
+Protocol protocol_at_first_read(Protocol at_accept, bool h2, bool alpn_h2, std::string_view first) {
   static constexpr std::string_view kPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-  if (!h2 || at_accept != Protocol::http1 || first.size() < 4) return at_accept;
+  if (!h2) return at_accept;
+  if (alpn_h2) return Protocol::http2;
+  if (at_accept != Protocol::http1 || first.size() < 4) return at_accept;
   size_t n = std::min(first.size(), kPreface.size());
   return first.substr(0, n) == kPreface.substr(0, n) ? Protocol::http2 : at_accept;
 }

@@ -31,10 +31,11 @@ inline constexpr size_t kProtocols = 3;
 Protocol protocol_at_accept(const ResponseTable& table);
 
 // The protocol of a connection accepted as `at_accept` once its first
-// read brought `first`: HTTP/2 if `h2` (--h2) and they begin its preface
+// read brought `first`, with --h2 (`h2`): HTTP/2 if its TLS handshake
+// agreed on it (`alpn_h2`), or if the bytes begin its preface
 // ("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", RFC 9113 section 3.4; no
 // HTTP/1 request begins with "PRI ").
-Protocol protocol_at_first_read(Protocol at_accept, bool h2, std::string_view first);
+Protocol protocol_at_first_read(Protocol at_accept, bool h2, bool alpn_h2, std::string_view first);
 
 // A heart of `protocol` for a worker's connections; `h2` is needed for
 // Protocol::http2.

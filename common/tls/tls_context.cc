@@ -250,16 +250,14 @@ std::unique_ptr<TlsContext> TlsContext::create(const TlsOptions& options, std::s
     error = fmt::format("--tls-groups '{}': OpenSSL refuses it ({})", groups, openssl_error());
     return nullptr;
   }
+  // No server-side session cache to lock: resumption is by tickets, as
+  // OpenSSL's and CPython's defaults, stateless, so any worker resumes what
+  // another issued.
+  SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
   if (options.no_resume) {
-    // Every connection a full handshake: no tickets (TLS 1.2 and 1.3) and
-    // no session cache.
+    // Every connection a full handshake: no tickets (TLS 1.2 and 1.3).
     SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
     SSL_CTX_set_num_tickets(ctx, 0);
-    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
-  } else {
-    // Tickets, as OpenSSL's and CPython's defaults: stateless, so any
-    // worker resumes what another issued. No server-side cache to lock.
-    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
   }
   SSL_CTX_set_alpn_select_cb(ctx, select_alpn, self.get());
   if (!options.cert_path.empty()) {

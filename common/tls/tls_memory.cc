@@ -26,8 +26,4 @@ bool recycle_tls_memory() {
   return kRecycling && CRYPTO_set_mem_functions(tls_malloc, tls_realloc, tls_free) == 1;
 }
 
-size_t tls_memory_spares() {
-  return recycled_spares();
-}
-
 }  // namespace hello

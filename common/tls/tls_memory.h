@@ -18,7 +18,4 @@ namespace hello {
 // sanitizer sees every block.
 bool recycle_tls_memory();
 
-// How many blocks the calling thread holds in its lists now, for tests.
-size_t tls_memory_spares();
-
 }  // namespace hello

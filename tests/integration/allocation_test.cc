@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "h2_frames.h"
 #include "http1/session.h"
 #include "http2/h2_session.h"
 #include "http_bytes.h"
@@ -154,19 +155,10 @@ struct H2TestClient {
   }
   ~H2TestClient() { nghttp2_session_del(session); }
   std::string requests(int n) {
-    static const char* kNames[] = {":method", ":scheme", ":authority", ":path"};
-    static const char* kValues[] = {"GET", "http", "127.0.0.1", "/"};
-    nghttp2_nv nv[4];
-    for (int i = 0; i < 4; ++i)
-      nv[i] = {reinterpret_cast<uint8_t*>(const_cast<char*>(kNames[i])),
-               reinterpret_cast<uint8_t*>(const_cast<char*>(kValues[i])), strlen(kNames[i]),
-               strlen(kValues[i]), NGHTTP2_NV_FLAG_NONE};
-    for (int i = 0; i < n; ++i) nghttp2_submit_request(session, nullptr, nv, 4, nullptr, nullptr);
-    std::string out;
-    const uint8_t* data = nullptr;
-    for (ssize_t k; (k = nghttp2_session_mem_send(session, &data)) > 0;)
-      out.append(reinterpret_cast<const char*>(data), static_cast<size_t>(k));
-    return out;
+    auto fields = test::h2_request("GET", "/");
+    for (int i = 0; i < n; ++i)
+      nghttp2_submit_request(session, nullptr, fields.data(), fields.size(), nullptr, nullptr);
+    return test::h2_queued(session);
   }
   void input(const std::string& bytes) {
     nghttp2_session_mem_recv(session, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());

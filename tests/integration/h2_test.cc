@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "h2_frames.h"
 #include "test_client.h"
 
 namespace hello::test {
@@ -68,14 +69,9 @@ class H2Connection {
   }
 
   int32_t get(const char* path) {
-    auto nv = [](const char* n, const char* v) {
-      return nghttp2_nv{reinterpret_cast<uint8_t*>(const_cast<char*>(n)),
-                        reinterpret_cast<uint8_t*>(const_cast<char*>(v)), strlen(n), strlen(v),
-                        NGHTTP2_NV_FLAG_NONE};
-    };
-    nghttp2_nv fields[] = {nv(":method", "GET"), nv(":scheme", "http"),
-                           nv(":authority", "127.0.0.1"), nv(":path", path)};
-    return nghttp2_submit_request(session_, nullptr, fields, 4, nullptr, nullptr);
+    auto fields = h2_request("GET", path);
+    return nghttp2_submit_request(session_, nullptr, fields.data(), fields.size(), nullptr,
+                                  nullptr);
   }
 
   // Sends what is queued and reads until every stream of `ids` has ended,
@@ -90,10 +86,7 @@ class H2Connection {
   bool pump(const std::vector<int32_t>* ids, std::chrono::milliseconds limit) {
     auto deadline = Clock::now() + limit;
     for (;;) {
-      const uint8_t* data = nullptr;
-      std::string out;
-      for (ssize_t n; (n = nghttp2_session_mem_send(session_, &data)) > 0;)
-        out.append(reinterpret_cast<const char*>(data), static_cast<size_t>(n));
+      std::string out = h2_queued(session_);
       if (!out.empty() && !send_all(out)) return false;
       bool all = ids != nullptr;
       for (int32_t id : ids != nullptr ? *ids : std::vector<int32_t>{})

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "h2_frames.h"
 #include "test_persona.h"
 
 namespace hello {
@@ -43,23 +44,12 @@ class H2Client {
   ~H2Client() { nghttp2_session_del(session_); }
 
   int32_t request(const char* method, const char* path) {
-    auto nv = [](const char* n, const char* v) {
-      return nghttp2_nv{reinterpret_cast<uint8_t*>(const_cast<char*>(n)),
-                        reinterpret_cast<uint8_t*>(const_cast<char*>(v)), strlen(n), strlen(v),
-                        NGHTTP2_NV_FLAG_NONE};
-    };
-    nghttp2_nv fields[] = {nv(":method", method), nv(":scheme", "http"),
-                           nv(":authority", "127.0.0.1"), nv(":path", path)};
-    return nghttp2_submit_request(session_, nullptr, fields, 4, nullptr, nullptr);
+    auto fields = test::h2_request(method, path);
+    return nghttp2_submit_request(session_, nullptr, fields.data(), fields.size(), nullptr,
+                                  nullptr);
   }
   // The preface and every frame queued, as bytes.
-  std::string output() {
-    std::string out;
-    const uint8_t* data = nullptr;
-    for (ssize_t n; (n = nghttp2_session_mem_send(session_, &data)) > 0;)
-      out.append(reinterpret_cast<const char*>(data), static_cast<size_t>(n));
-    return out;
-  }
+  std::string output() { return test::h2_queued(session_); }
   bool input(const std::string& bytes) {
     return nghttp2_session_mem_recv(session_, reinterpret_cast<const uint8_t*>(bytes.data()),
                                     bytes.size()) == static_cast<ssize_t>(bytes.size());
