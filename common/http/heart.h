@@ -1,8 +1,9 @@
 // The socket-free heart of a connection: request bytes in, response bytes
 // out, and a decision about what happens next. It knows nothing of libuv;
 // the connection carries out what it decides, so unit tests and the fuzzer
-// drive it directly. Two hearts exist: Session (HTTP/1 through llhttp) and
-// FloorSession (hello-floor's CRLF CRLF counter).
+// drive it directly. Three hearts exist: Session (HTTP/1 through llhttp),
+// FloorSession (hello-floor's CRLF CRLF counter) and H2Heart (HTTP/2
+// through nghttp2, whose streams are answered each on its own).
 #pragma once
 
 #include <cstddef>
@@ -50,6 +51,15 @@ struct Fed {
   uint64_t drip_us = 0;
   // close: the last request is answered by a TCP reset, not a response.
   bool reset = false;
+  // close: why, when a deadline ended the connection (HTTP/2, whose
+  // session keeps its own: docs/http2.md).
+  enum class Timeout : uint8_t { none, header, send };
+  Timeout timeout = Timeout::none;
+  // read: call resume() after this long while reading goes on (HTTP/2: a
+  // stream's delayed answer, a drip's next piece, the rest of the output,
+  // a deadline; 0: as soon as the output is written). kNever: nothing waits.
+  static constexpr uint64_t kNever = UINT64_MAX;
+  uint64_t wake_us = kNever;
 
   bool streams() const { return body.length > 0; }
 };
@@ -60,10 +70,13 @@ class Heart {
 
   // Starts over for a new connection.
   virtual void reset() = 0;
+  // Given back to its pool: lets go of what only its connection needed.
+  virtual void release() {}
   // Parses `len` bytes and appends every response they complete to `out`,
   // in order, until a request must be answered later.
   virtual Fed feed(const char* data, size_t len, std::string& out) = 0;
-  // Appends the answer that feed() deferred. Its result says whether the
+  // Appends the answer that feed() deferred, or (HTTP/2) what came due
+  // by the time Fed::wake_us asked for. Its result says whether the
   // connection goes on (`read`) or closes; it consumes no input.
   virtual Fed resume(std::string& out) = 0;
   // The request in progress took too long: appends 408; the connection closes.

@@ -1,4 +1,4 @@
-// A persona's answers in HTTP/2 form (docs/http2.md, in progress), made
+// A persona's answers in HTTP/2 form (docs/http2.md), made
 // once from the response table's HTTP/1.1 keep-alive answers: the status
 // and the header fields in the persona's order, names in lower case,
 // without the connection-specific fields HTTP/2 forbids (RFC 9113 section
@@ -19,7 +19,7 @@
 namespace hello {
 
 struct H2Answer {
-  bool ready = false;  // false: not one HTTP/2 can send yet (a JSON echo, a delay, a shape)
+  bool ready = false;  // false: made per request (a JSON echo's)
   int status = 0;
   std::string status_text;               // ":status"'s value
   std::vector<std::string> names;        // lower case
@@ -40,6 +40,8 @@ class H2Answers {
 
   const H2Answer& route(int index) const { return routes_[static_cast<size_t>(index)]; }
   const H2Answer& not_found() const { return not_found_; }
+  // 413, for a request body over the limit.
+  const H2Answer& too_large() const { return too_large_; }
   // The 405 for the path of route `path_route` (its Allow field).
   const H2Answer& not_allowed(int path_route) const {
     return not_allowed_[static_cast<size_t>(path_route)];
@@ -52,6 +54,14 @@ class H2Answers {
   std::vector<H2Answer> routes_;
   std::vector<H2Answer> not_allowed_;
   H2Answer not_found_;
+  H2Answer too_large_;
 };
+
+// The fields of an answer made per request from its HTTP/1.1 head, as
+// convert() makes them once: ":status" from the status line, then the
+// head's fields, names lowered in place, connection-specific ones left
+// out. They point into `head`, which must outlive them unchanged. Returns
+// how many of `max` were used.
+size_t h2_fields_of_head(std::string& head, nghttp2_nv* fields, size_t max);
 
 }  // namespace hello

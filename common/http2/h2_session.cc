@@ -1,11 +1,15 @@
+// The session's nghttp2 side: its callbacks, the bytes in and out, and the
+// times it waits for. What a stream is answered with is in h2_answer.cc.
 #include "http2/h2_session.h"
 
 #include <algorithm>
 #include <cstring>
+#include <ctime>
 #include <string_view>
 
 #include "base/check.h"
 #include "base/recycled.h"
+#include "persona/routes_file.h"
 
 namespace hello {
 
@@ -34,10 +38,18 @@ std::string_view view(const uint8_t* p, size_t n) {
 int method_of(std::string_view m) {
   if (m == "GET") return kGet;
   if (m == "HEAD") return kHead;
-  return -1;
+  return http_method_of(m);
 }
 
+constexpr std::string_view kShapeField = "x-hello-shape";
+
 }  // namespace
+
+uint64_t monotonic_ns() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1000000000u + static_cast<uint64_t>(t.tv_nsec);
+}
 
 struct H2Callbacks {
   static H2Session& of(void* user) { return *static_cast<H2Session*>(user); }
@@ -45,115 +57,198 @@ struct H2Callbacks {
   static int begin_headers(nghttp2_session* session, const nghttp2_frame* frame, void* user) {
     if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
     H2Session& self = of(user);
-    H2Stream* s = self.streams_.acquire([] { return std::make_unique<H2Stream>(); });
-    s->method = 0;
-    s->path.clear();
-    s->answer = nullptr;
-    s->sent = 0;
-    s->complete = false;
+    H2Stream* s = self.streams_->acquire([] { return std::make_unique<H2Stream>(); });
+    s->begin(frame->hd.stream_id, self.setup_.clock());
+    self.link(*s);
     ++self.incomplete_;
     nghttp2_session_set_stream_user_data(session, frame->hd.stream_id, s);
     return 0;
   }
 
-  static int header(nghttp2_session* session, const nghttp2_frame* frame, const uint8_t* name,
-                    size_t namelen, const uint8_t* value, size_t valuelen, uint8_t, void*) {
+  static int header(nghttp2_session*, const nghttp2_frame* frame, const uint8_t* name,
+                    size_t namelen, const uint8_t* value, size_t valuelen, uint8_t, void* user) {
     if (frame->hd.type != NGHTTP2_HEADERS) return 0;
-    auto* s =
-        static_cast<H2Stream*>(nghttp2_session_get_stream_user_data(session, frame->hd.stream_id));
-    if (s == nullptr) return 0;
+    H2Session& self = of(user);
+    H2Stream* s = self.stream(frame->hd.stream_id);
+    if (s == nullptr || s->state != H2Stream::State::receiving) return 0;
     std::string_view n = view(name, namelen);
-    if (n == ":method")
-      s->method = method_of(view(value, valuelen));
-    else if (n == ":path")
-      s->path.assign(view(value, valuelen));
+    std::string_view v = view(value, valuelen);
+    if (n == ":method") {
+      s->method = method_of(v);
+    } else if (n == ":path") {
+      s->path.assign(v);
+      size_t q = v.find('?');
+      if (q != std::string_view::npos && self.table_.shape_requests())
+        keep_shape(*s, v.substr(q + 1));
+    } else if (n == kShapeField && self.table_.shape_requests()) {
+      if (!s->shape_text.empty()) keep_shape(*s, "&");
+      keep_shape(*s, v);
+    }
     return 0;
   }
 
-  static int frame_recv(nghttp2_session* session, const nghttp2_frame* frame, void* user) {
-    if ((frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA) ||
-        (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) == 0)
+  static void keep_shape(H2Stream& s, std::string_view text) {
+    if (s.shape_text.size() + text.size() > H2Stream::kMaxShapeText)
+      s.shape_overflow = true;
+    else
+      s.shape_text.append(text);
+  }
+
+  static int data_chunk(nghttp2_session*, uint8_t, int32_t stream_id, const uint8_t* data,
+                        size_t len, void* user) {
+    H2Session& self = of(user);
+    H2Stream* s = self.stream(stream_id);
+    if (s == nullptr || s->state != H2Stream::State::receiving) return 0;
+    s->body_bytes += len;
+    if (s->body_bytes > self.setup_.max_body_bytes) {
+      self.refuse_body(*s);
       return 0;
-    auto* s =
-        static_cast<H2Stream*>(nghttp2_session_get_stream_user_data(session, frame->hd.stream_id));
-    if (s != nullptr && !s->complete) {
-      s->complete = true;
-      --of(user).incomplete_;
-      of(user).answer(frame->hd.stream_id, *s);
     }
+    if (s->echo) s->body.append(reinterpret_cast<const char*>(data), len);
+    return 0;
+  }
+
+  static int frame_recv(nghttp2_session*, const nghttp2_frame* frame, void* user) {
+    if (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA) return 0;
+    H2Session& self = of(user);
+    H2Stream* s = self.stream(frame->hd.stream_id);
+    if (s == nullptr || s->state != H2Stream::State::receiving) return 0;
+    if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
+      // The request's head: its route, which decides whether its body is kept.
+      std::string_view path = s->path;
+      s->match = self.table_.match(path.substr(0, path.find('?')), s->method);
+      s->echo = s->match.route >= 0 && self.table_.echo(s->match.route);
+    }
+    if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0) self.request_ended(*s);
     return 0;
   }
 
   static int stream_close(nghttp2_session* session, int32_t stream_id, uint32_t, void* user) {
-    auto* s = static_cast<H2Stream*>(nghttp2_session_get_stream_user_data(session, stream_id));
+    H2Session& self = of(user);
+    H2Stream* s = self.stream(stream_id);
     if (s == nullptr) return 0;
     nghttp2_session_set_stream_user_data(session, stream_id, nullptr);
-    if (!s->complete) --of(user).incomplete_;  // reset by the client before its end
-    of(user).streams_.release(s);
+    if (s->state == H2Stream::State::receiving) --self.incomplete_;  // reset before its end
+    // A shape's `close`: GOAWAY once its stream is done.
+    if (s->closes)
+      nghttp2_submit_goaway(session, NGHTTP2_FLAG_NONE,
+                            nghttp2_session_get_last_proc_stream_id(session), NGHTTP2_NO_ERROR,
+                            nullptr, 0);
+    self.unlink(*s);
     return 0;
   }
 
-  static ssize_t read_body(nghttp2_session* session, int32_t stream_id, uint8_t* buf, size_t length,
-                           uint32_t* flags, nghttp2_data_source*, void*) {
-    auto* s = static_cast<H2Stream*>(nghttp2_session_get_stream_user_data(session, stream_id));
-    if (s == nullptr || s->answer == nullptr) {
+  // The body's last DATA; a refused request's stream is then reset.
+  static void end(H2Session& self, H2Stream& s, uint32_t* flags) {
+    *flags |= NGHTTP2_DATA_FLAG_EOF;
+    if (s.refused)
+      nghttp2_submit_rst_stream(self.session_, NGHTTP2_FLAG_NONE, s.id, NGHTTP2_NO_ERROR);
+  }
+
+  static ssize_t read_body(nghttp2_session*, int32_t stream_id, uint8_t* buf, size_t length,
+                           uint32_t* flags, nghttp2_data_source*, void* user) {
+    H2Session& self = of(user);
+    H2Stream* s = self.stream(stream_id);
+    if (s == nullptr) {
       *flags |= NGHTTP2_DATA_FLAG_EOF;
       return 0;
     }
-    const std::string& body = s->answer->body;
-    size_t n = std::min(length, body.size() - s->sent);
-    memcpy(buf, body.data() + s->sent, n);
+    const BodySource& src = s->source;
+    if (s->sent == s->due) {
+      if (s->sent < src.length) return NGHTTP2_ERR_DEFERRED;  // a drip's next piece
+      end(self, *s, flags);                                   // the empty DATA that ends it
+      return 0;
+    }
+    size_t n = static_cast<size_t>(std::min<uint64_t>(length, s->due - s->sent));
+    for (size_t at = 0; at < n;) {
+      size_t offset = static_cast<size_t>((s->sent + at) % src.period);
+      size_t piece = std::min(n - at, src.period - offset);
+      memcpy(buf + at, src.base + offset, piece);
+      at += piece;
+    }
     s->sent += n;
-    if (s->sent == body.size()) *flags |= NGHTTP2_DATA_FLAG_EOF;
+    self.progress_ns_ = 0;  // stamped once the drain is over
+    if (s->sent == src.length && !self.setup_.end_with_empty_data) end(self, *s, flags);
     return static_cast<ssize_t>(n);
   }
 };
 
-H2Session::H2Session(const ResponseTable& table, const H2Answers& answers, Accounting& accounting)
-    : table_(table), answers_(answers), accounting_(accounting) {
+ssize_t h2_read_body(nghttp2_session* session, int32_t stream_id, uint8_t* buf, size_t length,
+                     uint32_t* flags, nghttp2_data_source* source, void* user) {
+  return H2Callbacks::read_body(session, stream_id, buf, length, flags, source, user);
+}
+
+void H2Stream::begin(int32_t stream_id, uint64_t now_ns) {
+  state = State::receiving;
+  id = stream_id;
+  method = -1;
+  match = {-1, false, -1};
+  echo = shape_overflow = closes = refused = false;
+  path.clear();
+  shape_text.clear();
+  body.clear();
+  body_bytes = 0;
+  begun_ns = now_ns;
+  due_ns = 0;
+  current_shape = nullptr;
+  fields = nullptr;
+  field_count = 0;
+  status = 0;
+  source = {};
+  sent = due = 0;
+  drip_start_ns = drip_ns = 0;
+  pieces = pieces_due = 0;
+}
+
+H2Session::H2Session(const ResponseTable& table, const H2Setup& setup, Accounting& accounting)
+    : table_(table),
+      setup_(setup),
+      accounting_(accounting),
+      streams_(setup.streams != nullptr ? setup.streams : &own_streams_) {
+  HELLO_CHECK(setup_.answers != nullptr && (setup_.dice != nullptr || !table.shaping()));
   nghttp2_session_callbacks* cb = nullptr;
   HELLO_CHECK(nghttp2_session_callbacks_new(&cb) == 0);
   nghttp2_session_callbacks_set_on_begin_headers_callback(cb, H2Callbacks::begin_headers);
   nghttp2_session_callbacks_set_on_header_callback(cb, H2Callbacks::header);
+  nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, H2Callbacks::data_chunk);
   nghttp2_session_callbacks_set_on_frame_recv_callback(cb, H2Callbacks::frame_recv);
   nghttp2_session_callbacks_set_on_stream_close_callback(cb, H2Callbacks::stream_close);
   int rc = nghttp2_session_server_new3(&session_, cb, this, nullptr, kRecycling ? &kMem : nullptr);
   nghttp2_session_callbacks_del(cb);
   HELLO_CHECK(rc == 0);
   nghttp2_settings_entry settings[] = {
-      {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, kMaxConcurrentStreams}};
+      {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, setup_.max_concurrent_streams}};
   HELLO_CHECK(nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, settings, 1) == 0);
 }
 
 H2Session::~H2Session() {
-  nghttp2_session_del(session_);
+  nghttp2_session_del(session_);  // closes no stream through the callbacks
+  while (live_ != nullptr) unlink(*live_);
 }
 
-void H2Session::answer(int32_t stream_id, H2Stream& s) {
-  std::string_view path = s.path;
-  RouteMatch m = table_.match(path.substr(0, path.find('?')), s.method);
-  const H2Answer* a = m.route >= 0        ? &answers_.route(m.route)
-                      : m.path_route >= 0 ? &answers_.not_allowed(m.path_route)
-                                          : &answers_.not_found();
-  Answered done;
-  done.kind = Answered::Kind::request;
-  if (!a->ready) {
-    nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, stream_id, NGHTTP2_REFUSED_STREAM);
-    accounting_.answered(done);
-    accounting_.answered_h2();
-    ++answered_;
-    return;
-  }
-  s.answer = a;
-  nghttp2_data_provider body{};
-  body.read_callback = H2Callbacks::read_body;
-  bool with_body = s.method != kHead && !a->body.empty();
-  nghttp2_submit_response(session_, stream_id, a->fields.data(), a->fields.size(),
-                          with_body ? &body : nullptr);
-  done.status = static_cast<uint16_t>(a->status);
-  accounting_.answered(done);
-  accounting_.answered_h2();
-  ++answered_;
+H2Stream* H2Session::stream(int32_t id) const {
+  return static_cast<H2Stream*>(nghttp2_session_get_stream_user_data(session_, id));
+}
+
+void H2Session::link(H2Stream& s) {
+  s.prev = nullptr;
+  s.next = live_;
+  if (live_ != nullptr) live_->prev = &s;
+  live_ = &s;
+  ++live_count_;
+}
+
+void H2Session::unlink(H2Stream& s) {
+  if (s.prev != nullptr)
+    s.prev->next = s.next;
+  else
+    live_ = s.next;
+  if (s.next != nullptr) s.next->prev = s.prev;
+  --live_count_;
+  // A pooled stream keeps modest buffers, not the largest body ever.
+  if (s.body.capacity() > 64 * 1024) std::string().swap(s.body);
+  if (s.text.capacity() > 64 * 1024) std::string().swap(s.text);
+  streams_->release(&s);
 }
 
 void H2Session::go_away(std::string& out) {
@@ -163,8 +258,16 @@ void H2Session::go_away(std::string& out) {
   drain(out);
 }
 
+// Sends what nghttp2 has queued, up to about kMaxOutput. False once both
+// sides are done (GOAWAY and no stream left) or the session failed.
 bool H2Session::drain(std::string& out) {
+  size_t start = out.size();
+  more_ = false;
   for (;;) {
+    if (out.size() - start >= kMaxOutput) {
+      more_ = nghttp2_session_want_write(session_) != 0;
+      break;
+    }
     const uint8_t* data = nullptr;
     ssize_t n = nghttp2_session_mem_send(session_, &data);
     if (n < 0) return false;
@@ -174,14 +277,100 @@ bool H2Session::drain(std::string& out) {
   return nghttp2_session_want_read(session_) != 0 || nghttp2_session_want_write(session_) != 0;
 }
 
-bool H2Session::feed(const char* data, size_t len, std::string& out) {
+Fed H2Session::feed(const char* data, size_t len, std::string& out) {
+  uint32_t before = answered_;
   ssize_t n = nghttp2_session_mem_recv(session_, reinterpret_cast<const uint8_t*>(data), len);
-  if (n < 0) {
-    // nghttp2 has queued the GOAWAY a bad frame or preface gets, if any.
-    drain(out);
-    return false;
+  // On a bad frame or preface nghttp2 has queued the GOAWAY it gets.
+  bool open = drain(out) && n >= 0;
+  Fed fed = step(open);
+  fed.consumed = len;
+  fed.answered = answered_ - before;
+  return fed;
+}
+
+Fed H2Session::resume(std::string& out) {
+  uint32_t before = answered_;
+  wake_due(setup_.clock());
+  bool open = drain(out) && timed_out_ == Fed::Timeout::none;
+  Fed fed = step(open);
+  fed.answered = answered_ - before;
+  return fed;
+}
+
+// What the connection does next, and when the session wants resume().
+Fed H2Session::step(bool open) {
+  Fed fed;
+  if (!open) {
+    fed.next = Fed::Next::close;
+    fed.clean_end = true;
+    fed.timeout = timed_out_;
+    return fed;
   }
-  return drain(out);
+  fed.partial = live_count_ > 0;
+  if (more_) {
+    fed.wake_us = 0;
+    return fed;
+  }
+  uint64_t now = setup_.clock();
+  if (progress_ns_ == 0) progress_ns_ = now;
+  uint64_t wake = UINT64_MAX;
+  for (H2Stream* s = live_; s != nullptr; s = s->next) {
+    switch (s->state) {
+      case H2Stream::State::receiving:
+        wake = std::min(wake, s->begun_ns + setup_.header_timeout_ns);
+        break;
+      case H2Stream::State::waiting:
+        wake = std::min(wake, s->due_ns);
+        break;
+      case H2Stream::State::sending:
+        if (s->sent < s->due)  // the peer's window holds it back
+          wake = std::min(wake, progress_ns_ + setup_.send_timeout_ns);
+        else if (s->sent < s->source.length)  // a drip between pieces
+          wake = std::min(wake, s->due_ns);
+        break;
+      case H2Stream::State::done:
+        break;
+    }
+  }
+  if (wake != UINT64_MAX) fed.wake_us = wake > now ? (wake - now + 999) / 1000 : 0;
+  return fed;
+}
+
+// Whatever has come due by `now`: answers, drips' pieces; a deadline
+// passed ends the session with GOAWAY.
+void H2Session::wake_due(uint64_t now) {
+  for (H2Stream* s = live_; s != nullptr;) {
+    H2Stream* next = s->next;  // answering may close the stream
+    switch (s->state) {
+      case H2Stream::State::receiving:
+        if (now >= s->begun_ns + setup_.header_timeout_ns) timed_out_ = Fed::Timeout::header;
+        break;
+      case H2Stream::State::waiting:
+        if (now >= s->due_ns) answer(*s);
+        break;
+      case H2Stream::State::sending:
+        if (s->sent < s->due) {
+          if (progress_ns_ != 0 && now >= progress_ns_ + setup_.send_timeout_ns)
+            timed_out_ = Fed::Timeout::send;
+        } else if (s->sent < s->source.length && now >= s->due_ns) {
+          uint64_t elapsed = now - s->drip_start_ns;
+          uint64_t due = std::min<uint64_t>(s->pieces, elapsed * s->pieces / s->drip_ns);
+          s->pieces_due = static_cast<uint32_t>(std::max<uint64_t>(due, s->pieces_due + 1));
+          s->due = s->source.length * s->pieces_due / s->pieces;
+          s->due_ns =
+              s->drip_start_ns + (s->drip_ns * (s->pieces_due + 1) + s->pieces - 1) / s->pieces;
+          nghttp2_session_resume_data(session_, s->id);
+        }
+        break;
+      case H2Stream::State::done:
+        break;
+    }
+    s = next;
+  }
+  if (timed_out_ != Fed::Timeout::none)
+    nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE,
+                          nghttp2_session_get_last_proc_stream_id(session_), NGHTTP2_NO_ERROR,
+                          nullptr, 0);
 }
 
 }  // namespace hello

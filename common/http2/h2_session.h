@@ -1,68 +1,95 @@
-// An HTTP/2 server session over bytes (docs/http2.md, in progress): frames
-// in, frames out, through nghttp2 1.52, whose memory is the worker's
-// recycled blocks (base/recycled.h). Each stream is answered as soon as
-// its request has ended, independently of the others, with the persona's
-// answer in HTTP/2 form (http2/h2_answers.h): streams never wait for each
-// other. It knows nothing of sockets, as the HTTP/1 heart does not.
-//
-// Not yet: the connection does not use it (no --h2), and the answers that
-// are made per request (a JSON echo, a delay, a shape) are refused with
-// RST_STREAM REFUSED_STREAM.
+// An HTTP/2 server session over bytes (docs/http2.md): frames in, frames
+// out, through nghttp2 1.52, whose memory is the worker's recycled blocks
+// (base/recycled.h). Each stream is answered on its own (http2/h2_stream.h):
+// at once when its request ends, with the persona's answer in HTTP/2 form
+// (http2/h2_answers.h), or later (a delay, a drip), while the others go on:
+// streams never wait for each other. It knows nothing of sockets, as the
+// HTTP/1 heart does not; what it waits for it says in Fed::wake_us.
 #pragma once
 
 #include <nghttp2/nghttp2.h>
 
 #include <cstdint>
-#include <memory>
 #include <string>
 
 #include "base/pool.h"
+#include "http/heart.h"
 #include "http2/h2_answers.h"
+#include "http2/h2_stream.h"
 #include "observe/accounting.h"
 
 namespace hello {
 
-struct H2Stream {
-  int method = 0;  // kGet, kHead, or another llhttp method number (0: unknown)
-  std::string path;
-  const H2Answer* answer = nullptr;
-  size_t sent = 0;        // body bytes sent
-  bool complete = false;  // the request has ended
-};
+// nghttp2's read callback for a stream's body (h2_session.cc).
+ssize_t h2_read_body(nghttp2_session* session, int32_t stream_id, uint8_t* buf, size_t length,
+                     uint32_t* flags, nghttp2_data_source* source, void* user);
 
 class H2Session {
  public:
   static constexpr uint32_t kMaxConcurrentStreams = 100;
+  // One feed() or resume() appends about this much at most; the rest
+  // follows from resume() (Fed::wake_us 0), once it is written.
+  static constexpr size_t kMaxOutput = 256 * 1024;
 
-  H2Session(const ResponseTable& table, const H2Answers& answers, Accounting& accounting);
+  H2Session(const ResponseTable& table, const H2Setup& setup, Accounting& accounting);
+  // A session of its own answers, defaults otherwise (the tests').
+  H2Session(const ResponseTable& table, const H2Answers& answers, Accounting& accounting)
+      : H2Session(table, H2Setup{&answers}, accounting) {}
   ~H2Session();
   H2Session(const H2Session&) = delete;
   H2Session& operator=(const H2Session&) = delete;
 
   // The client's bytes in (its preface first); what the session sends
-  // appended to `out`. False once the connection is to close after `out`:
-  // a protocol error (GOAWAY sent) or both sides done.
-  bool feed(const char* data, size_t len, std::string& out);
+  // appended to `out`. next is `close` once the connection is to close
+  // after `out`: a protocol error (GOAWAY sent), a timeout, or both sides
+  // done. partial: some stream is live; wake_us: when to resume().
+  Fed feed(const char* data, size_t len, std::string& out);
+  // What has come due since: delayed answers, drips' pieces, the rest of
+  // the output, timeouts.
+  Fed resume(std::string& out);
   // GOAWAY (NO_ERROR, the last stream seen) appended to `out`.
   void go_away(std::string& out);
-  // Answers sent so far (RST_STREAMs for refused ones included).
+  // Answers sent so far (RST_STREAMs for reset ones included).
   uint32_t answered() const { return answered_; }
   // True while some stream's request has begun and not ended.
   bool streams_open() const { return incomplete_ > 0; }
+  // Live streams: a request begun, or an answer not all sent.
+  uint32_t live() const { return live_count_; }
 
  private:
   friend struct H2Callbacks;
 
-  void answer(int32_t stream_id, H2Stream& s);
+  // Streams (h2_answer.cc).
+  void request_ended(H2Stream& s);
+  void answer(H2Stream& s);
+  void answer_made(H2Stream& s, const PreparedResponse& r, std::string_view body);
+  void answer_shaped(H2Stream& s);
+  void submit(H2Stream& s, bool with_body);
+  void count(const H2Stream& s, uint64_t body_bytes, Answered::Shaping shaping);
+  void start_drip(H2Stream& s, uint64_t drip_us);
+  void refuse_body(H2Stream& s);
+  void link(H2Stream& s);
+  void unlink(H2Stream& s);
+  // Timing (h2_session.cc).
+  void wake_due(uint64_t now);
+  Fed step(bool open);
+
   bool drain(std::string& out);
+  H2Stream* stream(int32_t id) const;
 
   const ResponseTable& table_;
-  const H2Answers& answers_;
+  H2Setup setup_;
   Accounting& accounting_;
   nghttp2_session* session_ = nullptr;
-  Pool<H2Stream> streams_;
+  Pool<H2Stream> own_streams_;
+  Pool<H2Stream>* streams_;
+  H2Stream* live_ = nullptr;
+  uint32_t live_count_ = 0;
   uint32_t answered_ = 0;
-  uint32_t incomplete_ = 0;  // streams whose request has not ended
+  uint32_t incomplete_ = 0;   // streams whose request has not ended
+  uint64_t progress_ns_ = 0;  // when body bytes last went out
+  bool more_ = false;         // the last drain stopped at kMaxOutput
+  Fed::Timeout timed_out_ = Fed::Timeout::none;
 };
 
 }  // namespace hello

@@ -29,20 +29,6 @@ std::string position(std::string_view text, const char* at) {
   return fmt::format("{}:{}", line, column);
 }
 
-// The llhttp method called `name` (HTTP methods only, not RTSP's), or -1.
-int method_of(std::string_view name) {
-  struct Method {
-    int number;
-    std::string_view name;
-  };
-#define HELLO_METHOD(number, name, string) {number, #string},
-  static constexpr Method kMethods[] = {HTTP_METHOD_MAP(HELLO_METHOD)};
-#undef HELLO_METHOD
-  for (const Method& m : kMethods)
-    if (m.name == name) return m.number;
-  return -1;
-}
-
 // True if the header template `head` has a line named `name` (any case).
 bool sends(std::string_view head, std::string_view name) {
   size_t start = 0;
@@ -260,7 +246,8 @@ class Loader {
       simdjson::ondemand::value value = field.value();
       std::string_view s;
       if (key == "method") {
-        if (value.get_string().get(s) != simdjson::SUCCESS || (route.method = method_of(s)) < 0)
+        if (value.get_string().get(s) != simdjson::SUCCESS ||
+            (route.method = http_method_of(s)) < 0)
           return fail(at,
                       "\"method\" must be an HTTP method in capitals, such as \"GET\" or \"POST\"");
       } else if (key == "path") {
@@ -404,6 +391,30 @@ class Loader {
 };
 
 }  // namespace
+
+namespace {
+
+struct Method {
+  int number;
+  std::string_view name;
+};
+#define HELLO_METHOD(number, name, string) {number, #string},
+constexpr Method kMethods[] = {HTTP_METHOD_MAP(HELLO_METHOD)};
+#undef HELLO_METHOD
+
+}  // namespace
+
+int http_method_of(std::string_view name) {
+  for (const Method& m : kMethods)
+    if (m.name == name) return m.number;
+  return -1;
+}
+
+std::string_view http_method_name(int number) {
+  for (const Method& m : kMethods)
+    if (m.number == number) return m.name;
+  return "-";
+}
 
 bool load_routes(const std::string& path, std::string_view default_type,
                  std::string_view persona_head, std::vector<FileRoute>& routes, std::string& error,

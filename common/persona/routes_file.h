@@ -39,6 +39,12 @@ struct FileRoute {
 // `persona_head` is the persona's header template, whose headers a route
 // may not send again.
 // A route's "delay" and "shape" are held to `limits` (--max-delay, --max-size).
+// The llhttp number of the method called `name` (HTTP methods only, not
+// RTSP's), or -1.
+int http_method_of(std::string_view name);
+// Its name, or "-" for none.
+std::string_view http_method_name(int number);
+
 bool load_routes(const std::string& path, std::string_view default_type,
                  std::string_view persona_head, std::vector<FileRoute>& routes, std::string& error,
                  const ShapeLimits& limits = {});

@@ -18,19 +18,8 @@ constexpr size_t kMaxQueuedBytes = 1 << 20;
 // one read, which holds hundreds of pipelined requests.
 constexpr size_t kMaxHeldBytes = 64 * 1024;
 
-// After our last response and FIN, wait this long for the client's FIN so
-// it reads the answer instead of a reset, then close anyway. Checked by the
-// worker's once-a-second sweep, so the wait is 2 to 3 s.
-constexpr uint64_t kLingerMs = 2000;
-
-// During shutdown the wait for the client's FIN is shorter: everything owed
-// has been sent, and the process should not outlive its clients' manners.
-constexpr uint64_t kDrainLingerMs = 200;
-
 // The longest numeric IPv6 address, with its terminating NUL.
 constexpr size_t kPeerSize = 46;
-
-constexpr uint64_t kNsPerMs = 1000000;
 
 using Phase = Connection::Phase;
 
@@ -175,15 +164,6 @@ Heart& Connection::answering() {
   return *heart_;
 }
 
-void Connection::drain() {
-  if (phase_ == Phase::closing || draining_) return;
-  draining_ = true;
-  read_since_check_ = false;
-  // Already waiting for the client's FIN: wait the shorter time.
-  uint64_t end = ctx_.now_ms() + kDrainLingerMs;
-  if (phase_ == Phase::lingering && deadline_ > end) deadline_ = end;
-}
-
 // The transport has reported a cancelled write, if any, before this.
 void Connection::on_closed() {
   HELLO_CHECK(pending_ == nullptr && !timer_.active());
@@ -264,7 +244,14 @@ void Connection::after_feed(const Fed& fed, const char* data, size_t len, bool h
   }
   switch (fed.next) {
     case Fed::Next::read:
-      h2_partial_ = fed.partial;
+      if (protocol_ == Protocol::http2) [[unlikely]] {
+        // The session keeps its streams' deadlines: the timer is its wake-up.
+        h2_partial_ = fed.partial;
+        wake_at(fed.wake_us);
+        if (!fed.partial) deadline_ = ctx_.now_ms() + ctx_.deadlines().keep_alive_ms;
+        release_held();
+        break;
+      }
       if (fed.partial) {
         // A request began: it has the header timeout from now to complete.
         if (!was_partial || fed.answered > 0) start_header_timer();
@@ -293,7 +280,9 @@ void Connection::after_feed(const Fed& fed, const char* data, size_t len, bool h
         reset();
         return;
       }
-      decide(CloseReason::answered);
+      decide(fed.timeout == Fed::Timeout::header ? CloseReason::header_timeout
+             : fed.timeout == Fed::Timeout::send ? CloseReason::send_timeout
+                                                 : CloseReason::answered);
       end(fed.clean_end);
       break;
   }
@@ -322,10 +311,6 @@ void Connection::note_service(uint32_t answered, bool pending) {
     ctx_.accounting().served(now - pending_since_ns_, now - read_ns_, answered);
   }
   pending_since_ns_ = !pending ? 0 : answered > 0 ? read_ns_ : pending_since_ns_;
-}
-
-void Connection::start_header_timer() {
-  ctx_.timers().start(&timer_, ctx_.deadlines().header_ms * kNsPerMs);
 }
 
 void Connection::hold(const char* data, size_t len) {
@@ -359,27 +344,8 @@ void Connection::borrow_heart() {
 
 void Connection::release_heart() {
   if (heart_ == nullptr) return;
+  if (protocol_ == Protocol::http2) heart_->release();  // its session, once the connection ends
   ctx_.release_heart(protocol_, std::exchange(heart_, nullptr));
-}
-
-void Connection::on_timer() {
-  HELLO_CHECK(heart_ != nullptr);
-  if (phase_ == Phase::waiting) {
-    answer_waiting();
-    return;
-  }
-  if (phase_ == Phase::streaming) {
-    drip();
-    return;
-  }
-  // The header deadline of the request in progress has passed: 408.
-  HELLO_CHECK(phase_ == Phase::reading);
-  decide(CloseReason::header_timeout);
-  answering().time_out(ctx_.output());
-  Fed fed;
-  fed.next = Fed::Next::close;
-  fed.answered = 1;  // the 408, timed like any answer
-  after_feed(fed, nullptr, 0, false, true);
 }
 
 // The waiting answer is due. What arrived behind it is parsed now, and its
@@ -443,52 +409,6 @@ void Connection::finish_if_done() {
   }
   enter(Phase::lingering);
   deadline_ = ctx_.now_ms() + (draining_ ? kDrainLingerMs : kLingerMs);
-}
-
-void Connection::check_deadlines(uint64_t now_ms) {
-  switch (phase_) {
-    case Phase::closing:
-      return;
-    case Phase::lingering:
-      if (now_ms >= deadline_) close();
-      return;
-    default:
-      break;
-  }
-  if (writing()) {
-    if (now_ms >= pending_->deadline) close(CloseReason::send_timeout);  // the client does not read
-    return;
-  }
-  // Idle too long between requests (or before the first): FIN.
-  if (phase_ == Phase::reading && between_requests() && now_ms >= deadline_) {
-    decide(CloseReason::keepalive_timeout);
-    say_goodbye();
-    end(false);
-    finish_if_done();
-  }
-}
-
-void Connection::check_drain(uint64_t now_ms) {
-  if (phase_ == Phase::closing) return;
-  if (phase_ == Phase::lingering) {
-    if (now_ms >= deadline_) close();
-    return;
-  }
-  if (!read_since_check_ && !writing() && phase_ == Phase::reading && between_requests()) {
-    decide(CloseReason::shutdown);
-    say_goodbye();
-    end(false);
-    finish_if_done();
-  }
-  read_since_check_ = false;
-}
-
-// An HTTP/2 connection closed between requests says so first: GOAWAY with
-// the last stream it saw (RFC 9113 section 6.8). HTTP/1 has nothing to say.
-void Connection::say_goodbye() {
-  if (protocol_ != Protocol::http2 || heart_ == nullptr) return;
-  heart_->time_out(ctx_.output());
-  send_output();
 }
 
 }  // namespace hello

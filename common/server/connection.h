@@ -101,6 +101,15 @@ class Connection final {
  private:
   friend struct ConnectionCallbacks;
 
+  // After our last response and FIN, wait this long for the client's FIN so
+  // it reads the answer instead of a reset, then close anyway. Checked by the
+  // worker's once-a-second sweep, so the wait is 2 to 3 s.
+  static constexpr uint64_t kLingerMs = 2000;
+  // During shutdown the wait for the client's FIN is shorter: everything owed
+  // has been sent, and the process should not outlive its clients' manners.
+  static constexpr uint64_t kDrainLingerMs = 200;
+  static constexpr uint64_t kNsPerMs = 1000000;
+
   bool writing() const { return pending_ != nullptr; }
   // Every phase change goes through here and is checked.
   void enter(Phase to);
@@ -158,6 +167,8 @@ class Connection final {
   void finish_if_done();
   bool unread_input();
   void start_header_timer();
+  void wake_at(uint64_t wake_us);
+  void wake_heart();
   // Records the service time of the `answered` requests whose answers
   // were just handed to the kernel; `pending` if a request remains.
   void note_service(uint32_t answered, bool pending);

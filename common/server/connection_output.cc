@@ -93,7 +93,14 @@ void Connection::on_written(int status) {
     // The client's bytes waited in the socket while we did not read: its
     // deadlines and the drain check start over from now.
     read_since_check_ = true;
+    if (protocol_ == Protocol::http2) {
+      wake_heart();  // the rest of its output, and its deadlines from now
+      return;
+    }
     if (heart_ != nullptr) start_header_timer();
+  } else if (phase_ == Phase::reading && protocol_ == Protocol::http2 && heart_ != nullptr) {
+    wake_heart();  // the rest of its output
+    return;
   }
   // Idle from the moment the last answer was out, not from the last read.
   if (phase_ == Phase::reading && between_requests())

@@ -25,7 +25,7 @@ Protocol protocol_at_first_read(Protocol at_accept, bool h2, bool alpn_h2, std::
 
 std::unique_ptr<Heart> make_heart(Protocol protocol, const ResponseTable& table,
                                   Accounting& accounting, const Limits& limits, Dice* dice,
-                                  const H2Answers* h2) {
+                                  const H2Setup* h2) {
   switch (protocol) {
     case Protocol::floor:
       return std::make_unique<FloorSession>(table, accounting);

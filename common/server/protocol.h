@@ -16,7 +16,7 @@ namespace hello {
 
 class Accounting;
 class Dice;
-class H2Answers;
+struct H2Setup;
 class ResponseTable;
 struct Limits;
 
@@ -41,6 +41,6 @@ Protocol protocol_at_first_read(Protocol at_accept, bool h2, bool alpn_h2, std::
 // Protocol::http2.
 std::unique_ptr<Heart> make_heart(Protocol protocol, const ResponseTable& table,
                                   Accounting& accounting, const Limits& limits, Dice* dice,
-                                  const H2Answers* h2);
+                                  const H2Setup* h2);
 
 }  // namespace hello

@@ -70,6 +70,12 @@ Worker::Worker(const Persona& persona, const TableOptions& table_options,
   }
   if (options.h2) {
     h2_answers_ = std::make_unique<H2Answers>(table_);
+    h2_setup_.answers = h2_answers_.get();
+    h2_setup_.dice = &dice_;
+    h2_setup_.streams = &h2_streams_;
+    h2_setup_.header_timeout_ns = options.header_timeout_ms * 1000000;
+    h2_setup_.send_timeout_ns = options.send_timeout_ms * 1000000;
+    h2_setup_.max_body_bytes = options_.limits.max_body_bytes;
     context_.use_h2(true);
   }
   stall_timers_.resize(options_.stalls.size());
@@ -290,7 +296,7 @@ void Worker::release(Connection* c) {
 
 std::unique_ptr<Heart> Worker::make_heart(Protocol protocol) {
   return hello::make_heart(protocol, table_, accounting_, options_.limits, &dice_,
-                           h2_answers_.get());
+                           h2_answers_ ? &h2_setup_ : nullptr);
 }
 
 void Worker::on_drain_timer() {

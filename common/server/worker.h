@@ -15,6 +15,7 @@
 #include "base/timer_queue.h"
 #include "http1/session.h"
 #include "http2/h2_answers.h"
+#include "http2/h2_stream.h"
 #include "net/listener.h"
 #include "observe/access_log.h"
 #include "observe/accounting.h"
@@ -140,9 +141,14 @@ class Worker final {
   std::vector<Timer> stall_timers_;
   // The protocol of every connection it accepts (protocol_at_accept()).
   Protocol protocol_;
+  // With --h2: the answers in HTTP/2 form, the streams the sessions lend
+  // each other, and what they share. Before the context, whose hearts'
+  // sessions use them.
+  std::unique_ptr<H2Answers> h2_answers_;
+  Pool<H2Stream> h2_streams_;
+  H2Setup h2_setup_;
   ConnectionContext context_;
-  std::unique_ptr<TlsShared> tls_;         // with --tls
-  std::unique_ptr<H2Answers> h2_answers_;  // with --h2
+  std::unique_ptr<TlsShared> tls_;  // with --tls
   char read_buffer_[kReadBufferSize];
 };
 

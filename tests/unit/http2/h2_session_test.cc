@@ -13,81 +13,11 @@
 #include <utility>
 #include <vector>
 
-#include "h2_frames.h"
+#include "h2_client.h"
 #include "test_persona.h"
 
 namespace hello {
 namespace {
-
-// What the client heard on one stream.
-struct Heard {
-  std::vector<std::pair<std::string, std::string>> fields;
-  std::string body;
-  int data_frames = 0;
-  bool ended = false;
-  uint32_t reset = 0xffffffff;  // RST_STREAM's code, if one came
-};
-
-// nghttp2's client: requests out as bytes, the server's bytes in.
-class H2Client {
- public:
-  H2Client() {
-    nghttp2_session_callbacks* cb = nullptr;
-    nghttp2_session_callbacks_new(&cb);
-    nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
-    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data);
-    nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame);
-    nghttp2_session_client_new(&session_, cb, this);
-    nghttp2_session_callbacks_del(cb);
-    nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, nullptr, 0);
-  }
-  ~H2Client() { nghttp2_session_del(session_); }
-
-  int32_t request(const char* method, const char* path) {
-    auto fields = test::h2_request(method, path);
-    return nghttp2_submit_request(session_, nullptr, fields.data(), fields.size(), nullptr,
-                                  nullptr);
-  }
-  // The preface and every frame queued, as bytes.
-  std::string output() { return test::h2_queued(session_); }
-  bool input(const std::string& bytes) {
-    return nghttp2_session_mem_recv(session_, reinterpret_cast<const uint8_t*>(bytes.data()),
-                                    bytes.size()) == static_cast<ssize_t>(bytes.size());
-  }
-  std::map<int32_t, Heard> streams;
-  bool goaway = false;
-  uint32_t max_concurrent = 0;
-
- private:
-  static H2Client& of(void* p) { return *static_cast<H2Client*>(p); }
-  static int on_header(nghttp2_session*, const nghttp2_frame* f, const uint8_t* n, size_t nl,
-                       const uint8_t* v, size_t vl, uint8_t, void* p) {
-    of(p).streams[f->hd.stream_id].fields.emplace_back(
-        std::string(reinterpret_cast<const char*>(n), nl),
-        std::string(reinterpret_cast<const char*>(v), vl));
-    return 0;
-  }
-  static int on_data(nghttp2_session*, uint8_t, int32_t id, const uint8_t* d, size_t n, void* p) {
-    of(p).streams[id].body.append(reinterpret_cast<const char*>(d), n);
-    return 0;
-  }
-  static int on_frame(nghttp2_session*, const nghttp2_frame* f, void* p) {
-    H2Client& c = of(p);
-    if (f->hd.type == NGHTTP2_GOAWAY) c.goaway = true;
-    if (f->hd.type == NGHTTP2_RST_STREAM)
-      c.streams[f->hd.stream_id].reset = f->rst_stream.error_code;
-    if (f->hd.type == NGHTTP2_SETTINGS && (f->hd.flags & NGHTTP2_FLAG_ACK) == 0)
-      for (size_t i = 0; i < f->settings.niv; ++i)
-        if (f->settings.iv[i].settings_id == NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS)
-          c.max_concurrent = f->settings.iv[i].value;
-    if (f->hd.type == NGHTTP2_DATA) ++c.streams[f->hd.stream_id].data_frames;
-    if ((f->hd.type == NGHTTP2_DATA || f->hd.type == NGHTTP2_HEADERS) &&
-        (f->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0)
-      c.streams[f->hd.stream_id].ended = true;
-    return 0;
-  }
-  nghttp2_session* session_ = nullptr;
-};
 
 class H2SessionTest : public ::testing::Test {
  protected:
@@ -98,7 +28,7 @@ class H2SessionTest : public ::testing::Test {
   bool exchange() {
     std::string out;
     std::string in = client_.output();
-    bool open = session_.feed(in.data(), in.size(), out);
+    bool open = session_.feed(in.data(), in.size(), out).next != Fed::Next::close;
     EXPECT_TRUE(client_.input(out));
     return open;
   }
@@ -108,13 +38,13 @@ class H2SessionTest : public ::testing::Test {
   WorkerStats stats_;
   Accounting sink_{stats_};
   H2Session session_;
-  H2Client client_;
+  test::H2Client client_;
 };
 
 using Fields = std::vector<std::pair<std::string, std::string>>;
 
 // The test persona's head, "Date, Content-Type, Content-Length", in HTTP/2 form.
-Fields fields_of(const Heard& h) {
+Fields fields_of(const test::Heard& h) {
   Fields f = h.fields;
   for (auto& [n, v] : f)
     if (n == "date") v = "DATE";
@@ -124,7 +54,7 @@ Fields fields_of(const Heard& h) {
 TEST_F(H2SessionTest, AnswersAGetWithThePersonasFieldsInHttp2Form) {
   int32_t id = client_.request("GET", "/");
   EXPECT_TRUE(exchange());
-  const Heard& h = client_.streams[id];
+  const test::Heard& h = client_.streams[id];
   EXPECT_EQ(fields_of(h), (Fields{{":status", "200"},
                                   {"date", "DATE"},
                                   {"content-type", "text/plain"},
@@ -148,7 +78,7 @@ TEST_F(H2SessionTest, TheDateIsTheTablesCurrentOne) {
 TEST_F(H2SessionTest, HeadGetsTheFieldsAndNoData) {
   int32_t id = client_.request("HEAD", "/json");
   EXPECT_TRUE(exchange());
-  const Heard& h = client_.streams[id];
+  const test::Heard& h = client_.streams[id];
   ASSERT_FALSE(h.fields.empty());
   EXPECT_EQ(h.fields[0].second, "200");
   EXPECT_EQ(h.data_frames, 0);
@@ -185,7 +115,7 @@ TEST_F(H2SessionTest, ManyStreamsInOneReadAreAllAnswered) {
 TEST_F(H2SessionTest, ABadPrefaceEndsTheSession) {
   std::string out;
   std::string garbage = "GET / HTTP/1.1\r\nHost: a\r\n\r\n";
-  EXPECT_FALSE(session_.feed(garbage.data(), garbage.size(), out));
+  EXPECT_EQ(session_.feed(garbage.data(), garbage.size(), out).next, Fed::Next::close);
 }
 
 class H2FramedTest : public H2SessionTest {
@@ -196,7 +126,7 @@ class H2FramedTest : public H2SessionTest {
 TEST_F(H2FramedTest, AChunkedBodyIsSentWholeWithoutTransferEncoding) {
   int32_t id = client_.request("GET", "/chunked");
   EXPECT_TRUE(exchange());
-  const Heard& h = client_.streams[id];
+  const test::Heard& h = client_.streams[id];
   EXPECT_EQ(h.body, "{\"hello\":\"world\"}");
   for (const auto& [name, value] : h.fields) {
     EXPECT_NE(name, "transfer-encoding");
