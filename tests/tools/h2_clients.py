@@ -657,8 +657,8 @@ def main(argv):
 
 def report(ctx, personas, selected, per_persona, verbose, seconds):
     width = max(len(c[0]) for c in selected)
-    print(f"h2_clients: {len(personas)} personas with --h2 on 127.0.0.1, in clear and with --tls "
-          f"({'a certificate made with openssl' if ctx.tls_flags[0] != '--tls' else 'the server’s certificate'})")
+    made = "a certificate made with openssl" if ctx.tls_flags[0] != "--tls" else "the server's own"
+    print(f"h2_clients: {len(personas)} personas with --h2 on 127.0.0.1, in clear and with --tls ({made})")
     print(" " * width + "  " + " ".join(f"{p:>9}" for p in personas))
     counts = {PASS: 0, FAIL: 0, XFAIL: 0, SKIP: 0}
     notes = []
