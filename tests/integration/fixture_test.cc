@@ -2,8 +2,10 @@
 // case that sends those bytes to hello-NAME and expects the .response bytes
 // (Date value aside, which must be a current IMF-fixdate) and the .after
 // state, over plain TCP and again over TLS (hello-NAME --tls): the bytes
-// inside TLS are the same. A new fixture file is a new test case; no code
-// changes.
+// inside TLS are the same. Each runs again with --h2 (docs/http2.md):
+// HTTP/1.1 beside HTTP/2 on the same port is unchanged, in clear and over
+// TLS (the client offers no ALPN, so h2 is never selected). A new fixture
+// file is a new test case; no code changes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <tuple>
 
 #include "test_client.h"
 
@@ -22,8 +25,9 @@ namespace fs = std::filesystem;
 struct FixtureCase {
   std::string persona;
   std::string base;  // path without the extension
-  std::string name;  // test name: persona_route_case, and _tls over TLS
+  std::string name;  // test name: persona_route_case, _tls over TLS, _h2 with --h2
   Tls tls = Tls::off;
+  bool h2 = false;  // the server runs with --h2
 };
 
 // Names the case in test output instead of dumping its bytes.
@@ -43,10 +47,15 @@ std::vector<FixtureCase> load_cases() {
       c.name = c.persona + "_" + file.path().stem().string();
       std::replace_if(
           c.name.begin(), c.name.end(), [](char ch) { return !isalnum(ch); }, '_');
-      cases.push_back(c);
-      c.name += "_tls";
-      c.tls = Tls::on;
-      cases.push_back(c);
+      for (bool h2 : {false, true}) {
+        FixtureCase v = c;
+        v.h2 = h2;
+        if (h2) v.name += "_h2";
+        cases.push_back(v);
+        v.name = c.name + "_tls" + (h2 ? "_h2" : "");
+        v.tls = Tls::on;
+        cases.push_back(v);
+      }
     }
   }
   std::sort(cases.begin(), cases.end(),
@@ -54,13 +63,16 @@ std::vector<FixtureCase> load_cases() {
   return cases;
 }
 
-// One server per persona and transport, started on first use and shared by its cases.
-ServerProcess& server_for(const std::string& persona, Tls tls) {
-  static std::map<std::pair<std::string, Tls>, std::unique_ptr<ServerProcess>> servers;
-  auto& s = servers[{persona, tls}];
-  if (!s)
-    s = std::make_unique<ServerProcess>(
-        persona, tls == Tls::on ? std::vector<std::string>{"--tls"} : std::vector<std::string>{});
+// One server per persona, transport and --h2, started on first use and shared by its cases.
+ServerProcess& server_for(const std::string& persona, Tls tls, bool h2) {
+  static std::map<std::tuple<std::string, Tls, bool>, std::unique_ptr<ServerProcess>> servers;
+  auto& s = servers[{persona, tls, h2}];
+  if (!s) {
+    std::vector<std::string> flags;
+    if (tls == Tls::on) flags.push_back("--tls");
+    if (h2) flags.push_back("--h2");
+    s = std::make_unique<ServerProcess>(persona, flags);
+  }
   return *s;
 }
 
@@ -76,7 +88,7 @@ TEST_P(FixtureTest, AnswersLikeTheFramework) {
   ASSERT_FALSE(expected.empty());
   ASSERT_TRUE(after == "open" || after == "close") << after;
 
-  Client client(server_for(c.persona, c.tls).port(), c.tls);
+  Client client(server_for(c.persona, c.tls, c.h2).port(), c.tls);
   ASSERT_TRUE(client.send(request));
   // Date values are always 29 bytes, so the response is exactly as long as the fixture.
   std::string got = client.read_exactly(expected.size());
@@ -105,7 +117,7 @@ INSTANTIATE_TEST_SUITE_P(Personas, FixtureTest, ::testing::ValuesIn(load_cases()
 TEST(FixtureFiles, EveryPersonaHasCases) {
   std::map<std::string, int> per_persona;
   for (const FixtureCase& c : load_cases())
-    if (c.tls == Tls::off) ++per_persona[c.persona];
+    if (c.tls == Tls::off && !c.h2) ++per_persona[c.persona];
   std::vector<PersonaInfo> personas = read_personas();
   ASSERT_FALSE(personas.empty());
   for (const PersonaInfo& p : personas) {
