@@ -16,134 +16,13 @@
 #include <string>
 #include <vector>
 
-#include "h2_frames.h"
+#include "h2_connection.h"
 #include "test_client.h"
 
 namespace hello::test {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-struct Stream {
-  std::map<std::string, std::string> fields;
-  std::string body;
-  bool ended = false;
-};
-
-// nghttp2's client session over a Client's socket.
-class H2Connection {
- public:
-  // Over TLS, `alpn` (wire format) is offered; `negotiated` says what the
-  // server selected.
-  explicit H2Connection(int port, std::string_view alpn = {}) : tcp_(port) {
-    if (!alpn.empty()) {
-      ctx_ = SSL_CTX_new(TLS_client_method());
-      SSL_CTX_set_verify(ctx_, SSL_VERIFY_NONE, nullptr);
-      ssl_ = SSL_new(ctx_);
-      SSL_set_alpn_protos(ssl_, reinterpret_cast<const unsigned char*>(alpn.data()),
-                          static_cast<unsigned>(alpn.size()));
-      SSL_set_fd(ssl_, tcp_.fd());
-      struct timeval tv = {3, 0};
-      setsockopt(tcp_.fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-      if (SSL_connect(ssl_) == 1) {
-        const unsigned char* p = nullptr;
-        unsigned int n = 0;
-        SSL_get0_alpn_selected(ssl_, &p, &n);
-        negotiated.assign(reinterpret_cast<const char*>(p), n);
-      }
-      ERR_clear_error();
-    }
-    nghttp2_session_callbacks* cb = nullptr;
-    nghttp2_session_callbacks_new(&cb);
-    nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
-    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data);
-    nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame);
-    nghttp2_session_client_new(&session_, cb, this);
-    nghttp2_session_callbacks_del(cb);
-    nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, nullptr, 0);
-  }
-  ~H2Connection() {
-    nghttp2_session_del(session_);
-    SSL_free(ssl_);
-    SSL_CTX_free(ctx_);
-  }
-
-  int32_t get(const char* path) {
-    auto fields = h2_request("GET", path);
-    return nghttp2_submit_request(session_, nullptr, fields.data(), fields.size(), nullptr,
-                                  nullptr);
-  }
-
-  // Sends what is queued and reads until every stream of `ids` has ended,
-  // or `limit` passes; false then.
-  bool run(const std::vector<int32_t>& ids, std::chrono::milliseconds limit = 3s) {
-    return pump(&ids, limit);
-  }
-  // Reads until the server closes (true) or `limit` passes.
-  bool run_until_closed(std::chrono::milliseconds limit) { return pump(nullptr, limit); }
-
- private:
-  bool pump(const std::vector<int32_t>* ids, std::chrono::milliseconds limit) {
-    auto deadline = Clock::now() + limit;
-    for (;;) {
-      std::string out = h2_queued(session_);
-      if (!out.empty() && !send_all(out)) return false;
-      bool all = ids != nullptr;
-      for (int32_t id : ids != nullptr ? *ids : std::vector<int32_t>{})
-        all = all && streams[id].ended;
-      if (all) return true;
-      if (Clock::now() >= deadline) return false;
-      pollfd p = {tcp_.fd(), POLLIN, 0};
-      if ((ssl_ == nullptr || SSL_pending(ssl_) == 0) && poll(&p, 1, 100) != 1) continue;
-      char buf[16384];
-      ssize_t n =
-          ssl_ != nullptr ? SSL_read(ssl_, buf, sizeof buf) : recv(tcp_.fd(), buf, sizeof buf, 0);
-      if (n <= 0) return ids == nullptr && n == 0;
-      if (nghttp2_session_mem_recv(session_, reinterpret_cast<const uint8_t*>(buf),
-                                   static_cast<size_t>(n)) < 0)
-        return false;
-    }
-  }
-
- public:
-  std::map<int32_t, Stream> streams;
-  std::string negotiated;  // ALPN's answer, over TLS
-  bool goaway = false;
-  int32_t goaway_last = -1;
-
- private:
-  bool send_all(const std::string& out) {
-    if (ssl_ == nullptr) return tcp_.send(out);
-    return SSL_write(ssl_, out.data(), static_cast<int>(out.size())) ==
-           static_cast<int>(out.size());
-  }
-  static H2Connection& of(void* p) { return *static_cast<H2Connection*>(p); }
-  static int on_header(nghttp2_session*, const nghttp2_frame* f, const uint8_t* n, size_t nl,
-                       const uint8_t* v, size_t vl, uint8_t, void* p) {
-    of(p).streams[f->hd.stream_id].fields[std::string(reinterpret_cast<const char*>(n), nl)] =
-        std::string(reinterpret_cast<const char*>(v), vl);
-    return 0;
-  }
-  static int on_data(nghttp2_session*, uint8_t, int32_t id, const uint8_t* d, size_t n, void* p) {
-    of(p).streams[id].body.append(reinterpret_cast<const char*>(d), n);
-    return 0;
-  }
-  static int on_frame(nghttp2_session*, const nghttp2_frame* f, void* p) {
-    if (f->hd.type == NGHTTP2_GOAWAY) {
-      of(p).goaway = true;
-      of(p).goaway_last = f->goaway.last_stream_id;
-    }
-    if ((f->hd.type == NGHTTP2_DATA || f->hd.type == NGHTTP2_HEADERS) &&
-        (f->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0)
-      of(p).streams[f->hd.stream_id].ended = true;
-    return 0;
-  }
-
-  Client tcp_;
-  SSL_CTX* ctx_ = nullptr;
-  SSL* ssl_ = nullptr;
-  nghttp2_session* session_ = nullptr;
-};
 
 TEST(H2c, APriorKnowledgeConnectionGetsThePersonasAnswerAsFrames) {
   ServerProcess s("sanic", {"--h2"});
