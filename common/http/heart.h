@@ -22,6 +22,16 @@ struct BodySource {
   uint64_t length = 0;
 };
 
+// An HTTP/1.1 request that switches its connection to HTTP/2 (Upgrade:
+// h2c, RFC 7540 section 3.2; docs/http2.md): what the HTTP/2 heart needs
+// to answer it as stream 1. Valid until the heart that made it is reset.
+struct Upgrade {
+  std::string_view settings;  // HTTP2-Settings, decoded: a SETTINGS payload
+  int method = 0;             // llhttp's number
+  std::string_view path;      // without the query
+  std::string_view shape;     // the request's shaping text (--shape), or empty
+};
+
 // What one feed() or resume() decided.
 struct Fed {
   enum class Next : uint8_t {
@@ -60,6 +70,9 @@ struct Fed {
   // a deadline; 0: as soon as the output is written). kNever: nothing waits.
   static constexpr uint64_t kNever = UINT64_MAX;
   uint64_t wake_us = kNever;
+  // The request that ends at `consumed` switches the connection to HTTP/2
+  // (upgrade()); nothing was appended for it. The input after it is HTTP/2.
+  bool upgrade = false;
 
   bool streams() const { return body.length > 0; }
 };
@@ -81,6 +94,17 @@ class Heart {
   virtual Fed resume(std::string& out) = 0;
   // The request in progress took too long: appends 408; the connection closes.
   virtual void time_out(std::string& out) = 0;
+  // After Fed::upgrade: the request that switches, for the new heart.
+  virtual const Upgrade* upgrade() const { return nullptr; }
+  // A new heart takes over the request `u` of the one it replaces: appends
+  // what switching sends (101, its SETTINGS, the answer on stream 1).
+  virtual Fed upgraded(const Upgrade& u, std::string& out) {
+    (void)u;
+    (void)out;
+    Fed fed;
+    fed.next = Fed::Next::close;
+    return fed;
+  }
   // The client spoke another protocol than the port's (plain HTTP to a
   // TLS port): appends the answer to malformed input, sent in clear; the
   // connection closes.

@@ -42,6 +42,9 @@ HELLO_CALLBACK void Session::on_message_begin() {
 }
 
 HELLO_CALLBACK int Session::on_message_complete(std::string& out) {
+  // Upgrade: h2c (with --h2 in clear): the HTTP/2 heart answers it.
+  if (request_.h2c && begin_upgrade()) [[unlikely]]
+    return HPE_PAUSED;
   const ConnectionPolicy& policy = table_.policy();
   const llhttp_t& p = parser();
   bool http11 = p.http_minor == 1;

@@ -116,6 +116,8 @@ constexpr uint64_t kExpect = word_of({'e', 'x', 'p', 'e', 'c', 't', 0, 0});
 // src/llhttp/constants.ts, which its public header does not export. (The
 // unit tests of Transfer-Encoding fail if a new llhttp numbers it otherwise.)
 constexpr uint8_t kHeaderStateTransferEncoding = 3;
+// HEADER_STATE.UPGRADE, likewise (the Upgrade tests fail if it moves).
+constexpr uint8_t kHeaderStateUpgrade = 4;
 
 // The transfer coding whose name a Transfer-Encoding value must be.
 constexpr std::string_view kChunked = "chunked";
@@ -217,6 +219,8 @@ HELLO_CALLBACK int RequestReader::on_header_field_complete() {
     if (r.transfer_coding != 0) return reject(501);
     r.header = Request::Header::transfer_encoding;
     r.transfer_coding = 1;
+  } else if (parser().header_state == kHeaderStateUpgrade && h2c_upgrade_ && !r.in_trailers) {
+    r.header = Request::Header::upgrade;
   }
   r.field_length = 0;
   return 0;
@@ -258,7 +262,7 @@ HELLO_CALLBACK int RequestReader::on_header_field_complete() {
 [[gnu::noinline]] void RequestReader::finish_value() {
   if (request_.header == Request::Header::expect)
     finish_expect();
-  else if (request_.header == Request::Header::shape)
+  else if (request_.header >= Request::Header::shape)
     request_.header = Request::Header::other;
 }
 
@@ -302,6 +306,10 @@ HELLO_CALLBACK int RequestReader::on_header_value(const char* at, size_t len) {
   }
   if (r.header == Header::shape) {
     keep_shape_text(at, len);
+    return 0;
+  }
+  if (r.header == Header::upgrade) [[unlikely]] {
+    note_upgrade(at, len);
     return 0;
   }
   if (r.header == Header::expect) {
@@ -396,9 +404,12 @@ HELLO_CALLBACK int RequestReader::on_headers_complete() {
   // The client may wait for this before it sends the body.
   if (r.expect_continue && !r.expect_unknown && has_body) context().out->append(kContinue);
   route_request();
-  // We never switch protocols: an Upgrade header (curl --http2 sends
-  // "Upgrade: h2c") is ignored and the connection goes on as HTTP/1.1.
-  // llhttp reads this flag after the callback returns.
+  // llhttp never switches protocols for us: the session does, for Upgrade:
+  // h2c with --h2 in clear (docs/http2.md), a request without a body in
+  // HTTP/1.1; any other Upgrade header is ignored and the connection goes
+  // on as HTTP/1.1. llhttp reads this flag after the callback returns.
+  if (r.h2c && (has_body || p.http_minor != 1 || p.method == HTTP_CONNECT)) [[unlikely]]
+    r.h2c = false;
   if (p.method != HTTP_CONNECT) parser().upgrade = 0;
   return 0;
 }

@@ -59,7 +59,15 @@ struct FeedContext {
 struct Request {
   // The header whose value is being read: host until a first piece of it
   // has been checked, host_continued after.
-  enum class Header : uint8_t { other, host, host_continued, expect, transfer_encoding, shape };
+  enum class Header : uint8_t {
+    other,
+    host,
+    host_continued,
+    expect,
+    transfer_encoding,
+    shape,
+    upgrade,
+  };
   // The form of the request target (RFC 9112 section 3.2), as far as read.
   // The last two are read_target_prefix() still at work.
   enum class TargetForm : uint8_t {
@@ -101,6 +109,7 @@ struct Request {
   bool path_known = false;   // some route has this path (405 rather than 404)
   bool in_trailers = false;  // the head is complete: fields now are trailers
   bool echo = false;         // the route echoes the body, which is kept in body_
+  bool h2c = false;          // Upgrade names h2c (with --h2 in clear): see upgrade_at_
   bool expect_continue = false;
   bool expect_unknown = false;
 };
@@ -164,6 +173,13 @@ class RequestReader : private llhttp_t {
   std::string_view logged_target() const { return {target_.get(), request_.target_length}; }
   // The request's shaping text.
   char* shape_text() { return shape_text_.get(); }
+  // With h2c: an Upgrade value naming h2c is noted (Request::h2c).
+  void watch_h2c(bool on) { h2c_upgrade_ = on; }
+  // The request's head (from its request line or the first byte of this
+  // read, to its blank line), found around its Upgrade value if that came
+  // in this read; empty otherwise.
+  std::string_view upgrade_head() const;
+  std::string_view path() const { return {path_, request_.path_length}; }
 
   const ResponseTable& table_;
   const bool shape_requests_;  // read queries and X-Hello-Shape headers
@@ -210,6 +226,7 @@ class RequestReader : private llhttp_t {
   int begin_shape_value();
   // The value of an Expect or X-Hello-Shape header is complete.
   void finish_value();
+  void note_upgrade(const char* at, size_t len);
   void keep_target(const char* at, size_t len);
   // Ends the request with `status` (answered by the session, which closes).
   int reject(int status);
@@ -230,6 +247,12 @@ class RequestReader : private llhttp_t {
   char value_[kExpectValue];
   HostSyntax host_;                   // of the Host value, or of an absolute target's authority
   bool tail_after_line_end_ = false;  // the last read ended in LF and blanks
+  bool h2c_upgrade_ = false;          // --h2 in clear: Upgrade: h2c is watched for
+  // The Upgrade value naming h2c, if it came in the read being parsed, and
+  // that read's bytes: only a head read whole is upgraded.
+  const char* upgrade_at_ = nullptr;
+  const char* upgrade_feed_begin_ = nullptr;
+  const char* upgrade_feed_end_ = nullptr;
 };
 
 // llhttp_init() clears sizeof(llhttp_t) bytes of the reader's base. A base
@@ -242,6 +265,7 @@ inline llhttp_errno_t RequestReader::parse(FeedContext& feed) {
   parser().data = &feed;
   llhttp_errno_t err = llhttp_execute(this, feed.begin, static_cast<size_t>(feed.end - feed.begin));
   parser().data = nullptr;
+  upgrade_at_ = nullptr;  // the read's bytes are not ours after it
   note_tail(feed.begin, feed.end);
   return err;
 }

@@ -11,6 +11,7 @@ Session::Session(const ResponseTable& table, Accounting& sink, const Limits& lim
 void Session::reset() {
   start(settings(shape_requests_));
   state_ = State::idle;
+  upgrading_ = false;
 }
 
 Fed Session::feed(const char* data, size_t len, std::string& out) {
@@ -35,7 +36,10 @@ Fed Session::feed(const char* data, size_t len, std::string& out) {
       // parsing goes on once it is sent.
       const char* at = llhttp_get_error_pos(&parser());
       take_stream(fed);
-      if (state_ == State::deferred) {
+      if (upgrading_) [[unlikely]] {
+        fed.upgrade = true;
+        fed.consumed = static_cast<size_t>(at - feed.begin);
+      } else if (state_ == State::deferred) {
         fed.next = Fed::Next::later;
         fed.consumed = static_cast<size_t>(at - feed.begin);
         fed.delay_us = deferred_.delay_us;
@@ -64,7 +68,7 @@ Fed Session::feed(const char* data, size_t len, std::string& out) {
     }
   }
   fed.answered = answered_;
-  if (state_ == State::closed)
+  if (state_ == State::closed && !fed.upgrade)
     fed.next = Fed::Next::close;
   else if (state_ == State::in_request)
     fed.partial = true;

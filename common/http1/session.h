@@ -43,6 +43,10 @@ class Session final : public Heart, private RequestReader {
   Fed resume(std::string& out) override;
   void time_out(std::string& out) override;
   void refuse(std::string& out) override;
+  const Upgrade* upgrade() const override { return upgrading_ ? &upgrade_ : nullptr; }
+  // With `on` (--h2 in clear), a request with Upgrade: h2c and one
+  // HTTP2-Settings switches the connection to HTTP/2 (Fed::upgrade).
+  void allow_h2c(bool on) { watch_h2c(on); }
 
   // Between requests, in one, waiting to answer one, or answering no more.
   enum class State : uint8_t { idle, in_request, deferred, closed };
@@ -103,6 +107,8 @@ class Session final : public Heart, private RequestReader {
 
   // Every state change goes through here and is checked.
   void enter(State to);
+  // Upgrade: h2c: true if the request switches (its HTTP2-Settings read).
+  bool begin_upgrade();
 
   Accounting& sink_;
   State state_ = State::idle;
@@ -116,6 +122,10 @@ class Session final : public Heart, private RequestReader {
     bool clean_end = false;  // the request ended where its input did
   } deferred_;
   uint32_t answered_ = 0;  // responses appended by this feed() or resume()
+  // The request that switches to HTTP/2 (Fed::upgrade), and its settings.
+  bool upgrading_ = false;
+  Upgrade upgrade_;
+  std::string upgrade_settings_;
 
   // Shaping (docs/shaping.md). Off unless the table shapes answers.
   Dice* dice_;

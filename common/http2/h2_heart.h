@@ -28,6 +28,7 @@ class H2Heart final : public Heart {
     return session_->feed(data, len, out);
   }
   Fed resume(std::string& out) override { return session_->resume(out); }
+  Fed upgraded(const Upgrade& u, std::string& out) override { return session_->upgraded(u, out); }
   // GOAWAY; the connection closes (a graceful stop, the keep-alive timeout).
   void time_out(std::string& out) override { session_->go_away(out); }
   void refuse(std::string& out) override { session_->go_away(out); }

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <ctime>
 #include <string_view>
+#include <utility>
 
 #include "base/check.h"
 #include "base/recycled.h"
@@ -109,8 +110,11 @@ struct H2Callbacks {
   }
 
   static int frame_recv(nghttp2_session*, const nghttp2_frame* frame, void* user) {
-    if (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA) return 0;
     H2Session& self = of(user);
+    if (frame->hd.type == NGHTTP2_SETTINGS && (frame->hd.flags & NGHTTP2_FLAG_ACK) == 0 &&
+        self.setup_.tomcat) [[unlikely]]
+      self.after_first_settings();
+    if (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA) return 0;
     H2Stream* s = self.stream(frame->hd.stream_id);
     if (s == nullptr || s->state != H2Stream::State::receiving) return 0;
     if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
@@ -168,7 +172,7 @@ struct H2Callbacks {
     }
     s->sent += n;
     self.progress_ns_ = 0;  // stamped once the drain is over
-    if (s->sent == src.length && !self.setup_.end_with_empty_data) end(self, *s, flags);
+    if (s->sent == src.length && !self.setup_.tomcat) end(self, *s, flags);
     return static_cast<ssize_t>(n);
   }
 };
@@ -249,6 +253,66 @@ void H2Session::unlink(H2Stream& s) {
   if (s.body.capacity() > 64 * 1024) std::string().swap(s.body);
   if (s.text.capacity() > 64 * 1024) std::string().swap(s.text);
   streams_->release(&s);
+}
+
+// Tomcat pings once its ACK of the client's SETTINGS is out, and answers an
+// upgraded request only then (tests/fixtures/personas/spring/h2/README.md).
+void H2Session::after_first_settings() {
+  if (!pinged_) {
+    pinged_ = true;
+    uint8_t opaque[8] = {0, 0, 0, 0, 0, 0, 0, 1};
+    nghttp2_submit_ping(session_, NGHTTP2_FLAG_NONE, opaque);
+  }
+  if (upgraded_ != nullptr) request_ended(*std::exchange(upgraded_, nullptr));
+}
+
+Fed H2Session::upgraded(const Upgrade& u, std::string& out) {
+  static constexpr std::string_view kSwitching =
+      "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n";
+  static constexpr std::string_view kTomcatSwitching =
+      "HTTP/1.1 101 \r\nConnection: Upgrade\r\nUpgrade: h2c\r\nDate: ";
+  uint32_t before = answered_;
+  Fed fed;
+  bool head = u.method == kHead && !setup_.tomcat;
+  if (nghttp2_session_upgrade2(session_, reinterpret_cast<const uint8_t*>(u.settings.data()),
+                               u.settings.size(), head, nullptr) != 0) {
+    // HTTP2-Settings holds a value SETTINGS may not: 400 in HTTP/1.1, and close.
+    const PreparedResponse& bad = table_.error(400, Variant::close_11);
+    out.append(bad.bytes);
+    Answered a;
+    a.status = static_cast<uint16_t>(bad.status);
+    a.kind = Answered::Kind::malformed;
+    accounting_.answered(a);
+    fed.next = Fed::Next::close;
+    fed.clean_end = true;
+    fed.answered = 1;
+    return fed;
+  }
+  if (setup_.tomcat) {
+    const PreparedResponse& any = table_.route(0, Variant::keep_alive_11);
+    out.append(kTomcatSwitching);
+    if (any.date_offset >= 0) out.append(any.bytes, static_cast<size_t>(any.date_offset), 29);
+    out.append("\r\n\r\n");
+  } else {
+    out.append(kSwitching);
+  }
+  H2Stream* s = streams_->acquire([] { return std::make_unique<H2Stream>(); });
+  s->begin(1, setup_.clock());
+  link(*s);
+  ++incomplete_;
+  nghttp2_session_set_stream_user_data(session_, 1, s);
+  s->method = u.method == kHead && setup_.tomcat ? kGet : u.method;
+  s->path.assign(u.path);
+  s->shape_text.assign(u.shape);
+  s->match = table_.match(u.path, s->method);
+  s->echo = s->match.route >= 0 && table_.echo(s->match.route);
+  if (setup_.tomcat)
+    upgraded_ = s;
+  else
+    request_ended(*s);
+  fed = step(drain(out));
+  fed.answered = answered_ - before;
+  return fed;
 }
 
 void H2Session::go_away(std::string& out) {

@@ -47,6 +47,9 @@ class H2Session {
   // What has come due since: delayed answers, drips' pieces, the rest of
   // the output, timeouts.
   Fed resume(std::string& out);
+  // The HTTP/1.1 request `u` switched to HTTP/2 (Upgrade: h2c): appends
+  // the 101 head, then the session's SETTINGS and stream 1's answer.
+  Fed upgraded(const Upgrade& u, std::string& out);
   // GOAWAY (NO_ERROR, the last stream seen) appended to `out`.
   void go_away(std::string& out);
   // Answers sent so far (RST_STREAMs for reset ones included).
@@ -70,6 +73,7 @@ class H2Session {
   void refuse_body(H2Stream& s);
   void link(H2Stream& s);
   void unlink(H2Stream& s);
+  void after_first_settings();
   // Timing (h2_session.cc).
   void wake_due(uint64_t now);
   Fed step(bool open);
@@ -90,6 +94,8 @@ class H2Session {
   uint64_t progress_ns_ = 0;  // when body bytes last went out
   bool more_ = false;         // the last drain stopped at kMaxOutput
   Fed::Timeout timed_out_ = Fed::Timeout::none;
+  H2Stream* upgraded_ = nullptr;  // Tomcat's way: stream 1 waits for the client's preface
+  bool pinged_ = false;           // Tomcat's way: the PING after the first SETTINGS
 };
 
 }  // namespace hello

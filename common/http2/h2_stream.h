@@ -97,9 +97,14 @@ struct H2Setup {
   uint64_t send_timeout_ns = 30'000'000'000;
   size_t max_body_bytes = 1 << 20;  // a longer request body gets 413
   uint32_t max_concurrent_streams = 100;
-  // Tomcat's framing (the spring persona): a body's DATA without
-  // END_STREAM, then an empty DATA that ends the stream.
-  bool end_with_empty_data = false;
+  // Upgrade: h2c is taken (--h2 in clear).
+  bool h2c_upgrade = false;
+  // Tomcat's ways (the spring persona, tests/fixtures/personas/spring/h2):
+  // a body's DATA without END_STREAM, then an empty DATA that ends the
+  // stream; a PING after the ACK of the client's first SETTINGS; Tomcat's
+  // 101 head; an upgraded request answered once the client's preface came,
+  // a HEAD one with the GET's body.
+  bool tomcat = false;
   uint64_t (*clock)() = monotonic_ns;
 };
 

@@ -238,6 +238,10 @@ void Connection::consume(const char* data, size_t len, bool held) {
 
 void Connection::after_feed(const Fed& fed, const char* data, size_t len, bool held,
                             bool was_partial) {
+  if (fed.upgrade) [[unlikely]] {
+    switch_to_h2(fed, data, len, held);
+    return;
+  }
   if (fed.streams()) [[unlikely]] {
     start_stream(fed, data, len, held);
     return;
@@ -300,6 +304,25 @@ void Connection::after_feed(const Fed& fed, const char* data, size_t len, bool h
     }
   }
   finish_if_done();
+}
+
+// Upgrade: h2c (docs/http2.md): the HTTP/1 heart hands its request to an
+// HTTP/2 one, which answers it as stream 1; what the client sent after it
+// is HTTP/2 (its preface), fed to the new heart.
+void Connection::switch_to_h2(const Fed& fed, const char* data, size_t len, bool held) {
+  Heart* h1 = std::exchange(heart_, nullptr);
+  Protocol was = protocol_;
+  protocol_ = Protocol::http2;
+  borrow_heart();
+  Fed h2 = answering().upgraded(*h1->upgrade(), ctx_.output());
+  ctx_.release_heart(was, h1);
+  size_t rest = len - fed.consumed;
+  if (h2.next == Fed::Next::read && rest > 0) {
+    uint32_t answered = h2.answered;
+    h2 = answering().feed(data + fed.consumed, rest, ctx_.output());
+    h2.answered += answered;
+  }
+  after_feed(h2, data, len, held, true);
 }
 
 void Connection::note_service(uint32_t answered, bool pending) {

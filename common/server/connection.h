@@ -133,6 +133,7 @@ class Connection final {
   // time_out()): one place for every outcome. `data` and `len` are the
   // input fed, whose unparsed rest is held when an answer waits.
   void after_feed(const Fed& fed, const char* data, size_t len, bool held, bool was_partial);
+  void switch_to_h2(const Fed& fed, const char* data, size_t len, bool held);
   // The waiting answer is due.
   void answer_waiting();
   // Sends the body fed.body after the output, keeping the unparsed input.

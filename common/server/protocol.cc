@@ -35,7 +35,9 @@ std::unique_ptr<Heart> make_heart(Protocol protocol, const ResponseTable& table,
     case Protocol::http1:
       break;
   }
-  return std::make_unique<Session>(table, accounting, limits, dice);
+  auto session = std::make_unique<Session>(table, accounting, limits, dice);
+  if (h2 != nullptr && h2->h2c_upgrade) session->allow_h2c(true);
+  return session;
 }
 
 }  // namespace hello

@@ -99,5 +99,77 @@ TEST(H2c, WithoutTheFlagThePrefaceIsHttp1Input) {
   EXPECT_EQ(s.stop(), 0);
 }
 
+// curl --http2's request in clear, with its HTTP2-Settings (MAX_CONCURRENT_STREAMS
+// 100, INITIAL_WINDOW_SIZE 32 MiB, ENABLE_PUSH 0).
+constexpr std::string_view kCurlSettings = "AAMAAABkAAQCAAAAAAIAAAAA";
+const std::string kCurlSettingsBytes(
+    "\x00\x03\x00\x00\x00\x64\x00\x04\x02\x00\x00\x00\x00\x02\x00\x00\x00\x00", 18);
+
+std::string upgrade_request(std::string_view path, std::string_view settings_lines) {
+  return "GET " + std::string(path) +
+         " HTTP/1.1\r\nHost: t\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n" +
+         std::string(settings_lines) + "\r\n";
+}
+
+TEST(H2c, AnUpgradeIsAnswered101ThenOnStream1) {
+  ServerProcess s("sanic", {"--h2"});
+  H2Connection c(s.port());
+  std::string head =
+      c.upgrade(upgrade_request("/json", "HTTP2-Settings: " + std::string(kCurlSettings) + "\r\n"),
+                kCurlSettingsBytes);
+  EXPECT_EQ(head,
+            "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n");
+  ASSERT_TRUE(c.run({1}));
+  EXPECT_EQ(c.streams[1].fields[":status"], "200");
+  EXPECT_EQ(c.streams[1].body, "{\"hello\":\"world\"}");
+  // The connection goes on in HTTP/2.
+  int32_t next = c.get("/");
+  ASSERT_TRUE(c.run({next}));
+  EXPECT_EQ(next, 3);
+  EXPECT_EQ(c.streams[next].body, "Hello!!!");
+  EXPECT_EQ(s.stop(), 0);
+  std::string summary = s.rest_of_stderr();
+  EXPECT_NE(summary.find("2 requests, 2 over HTTP/2"), std::string::npos) << summary;
+}
+
+// RFC 7540 section 3.2.1: no upgrade without exactly one HTTP2-Settings;
+// an Upgrade to anything else, over TLS or without --h2, is ignored too.
+TEST(H2c, AnUpgradeTheServerMayNotTakeIsAnsweredInHttp11) {
+  ServerProcess s("sanic", {"--h2"});
+  const std::string settings = "HTTP2-Settings: " + std::string(kCurlSettings) + "\r\n";
+  for (const std::string& request :
+       {upgrade_request("/", ""), upgrade_request("/", settings + settings),
+        upgrade_request("/", "HTTP2-Settings: not*base64\r\n"),
+        std::string(
+            "GET / HTTP/1.1\r\nHost: t\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n"),
+        std::string("GET / HTTP/1.0\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n") +
+            settings + "\r\n"}) {
+    Client c(s.port());
+    ASSERT_TRUE(c.send(request));
+    std::string r = c.read_response();
+    EXPECT_EQ(r.rfind("HTTP/1.", 0), 0u) << request;
+    EXPECT_EQ(r.find("101"), std::string::npos) << request;
+    EXPECT_EQ(r.substr(r.size() - 8), "Hello!!!") << request;
+  }
+  EXPECT_EQ(s.stop(), 0);
+}
+
+TEST(H2c, OverTlsOrWithoutTheFlagAnUpgradeIsIgnored) {
+  const std::string request =
+      upgrade_request("/", "HTTP2-Settings: " + std::string(kCurlSettings) + "\r\n");
+  {
+    ServerProcess s("sanic", {"--h2", "--tls"});
+    Client c(s.port(), Tls::on);
+    ASSERT_TRUE(c.send(request));
+    EXPECT_EQ(c.read_response().rfind("HTTP/1.1 200", 0), 0u);
+    EXPECT_EQ(s.stop(), 0);
+  }
+  ServerProcess s("sanic");
+  Client c(s.port());
+  ASSERT_TRUE(c.send(request));
+  EXPECT_EQ(c.read_response().rfind("HTTP/1.1 200", 0), 0u);
+  EXPECT_EQ(s.stop(), 0);
+}
+
 }  // namespace
 }  // namespace hello::test

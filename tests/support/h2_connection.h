@@ -73,6 +73,33 @@ class H2Connection {
                                   nullptr);
   }
 
+  // Upgrade: h2c: sends `request` (HTTP/1.1, with its HTTP2-Settings of
+  // `settings`, a SETTINGS payload) and reads the head that answers it. On
+  // a 101 the session takes stream 1 as the request's and reads on as
+  // HTTP/2 (its preface and SETTINGS queued); returns the head.
+  std::string upgrade(const std::string& request, const std::string& settings, bool head = false) {
+    if (!tcp_.send(request)) return {};
+    std::string got;
+    char buf[16384];
+    auto deadline = std::chrono::steady_clock::now() + 3s;
+    size_t end;
+    while ((end = got.find("\r\n\r\n")) == std::string::npos) {
+      pollfd p = {tcp_.fd(), POLLIN, 0};
+      if (std::chrono::steady_clock::now() >= deadline) return got;
+      if (poll(&p, 1, 100) != 1) continue;
+      ssize_t n = recv(tcp_.fd(), buf, sizeof buf, 0);
+      if (n <= 0) return got;
+      got.append(buf, static_cast<size_t>(n));
+    }
+    std::string head_bytes = got.substr(0, end + 4);
+    if (head_bytes.rfind("HTTP/1.1 101", 0) != 0) return got;
+    nghttp2_session_upgrade2(session_, reinterpret_cast<const uint8_t*>(settings.data()),
+                             settings.size(), head, nullptr);
+    std::string rest = got.substr(end + 4);
+    nghttp2_session_mem_recv(session_, reinterpret_cast<const uint8_t*>(rest.data()), rest.size());
+    return head_bytes;
+  }
+
   // Sends what is queued and reads until every stream of `ids` has ended,
   // or `limit` passes; false then.
   bool run(const std::vector<int32_t>& ids, std::chrono::milliseconds limit = 3s) {
