@@ -36,6 +36,8 @@ constexpr hello::Persona kSpring{
     // Tomcat's TLS connector answers ALPN with http/1.1 while no HTTP/2
     // upgrade protocol is configured.
     .alpn = "http/1.1",
+    // With --h2, Tomcat's Http2Protocol: its SETTINGS, PING and DATA framing.
+    .h2_tomcat = true,
 };
 
 }  // namespace

@@ -111,9 +111,6 @@ struct H2Callbacks {
 
   static int frame_recv(nghttp2_session*, const nghttp2_frame* frame, void* user) {
     H2Session& self = of(user);
-    if (frame->hd.type == NGHTTP2_SETTINGS && (frame->hd.flags & NGHTTP2_FLAG_ACK) == 0 &&
-        self.setup_.tomcat) [[unlikely]]
-      self.after_first_settings();
     if (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA) return 0;
     H2Stream* s = self.stream(frame->hd.stream_id);
     if (s == nullptr || s->state != H2Stream::State::receiving) return 0;
@@ -124,6 +121,13 @@ struct H2Callbacks {
       s->echo = s->match.route >= 0 && self.table_.echo(s->match.route);
     }
     if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0) self.request_ended(*s);
+    return 0;
+  }
+
+  // Tomcat's way only: once the ACK of the client's first SETTINGS is out.
+  static int frame_sent(nghttp2_session*, const nghttp2_frame* frame, void* user) {
+    if (frame->hd.type == NGHTTP2_SETTINGS && (frame->hd.flags & NGHTTP2_FLAG_ACK) != 0)
+      of(user).after_first_settings();
     return 0;
   }
 
@@ -217,6 +221,8 @@ H2Session::H2Session(const ResponseTable& table, const H2Setup& setup, Accountin
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, H2Callbacks::data_chunk);
   nghttp2_session_callbacks_set_on_frame_recv_callback(cb, H2Callbacks::frame_recv);
   nghttp2_session_callbacks_set_on_stream_close_callback(cb, H2Callbacks::stream_close);
+  if (setup_.tomcat)
+    nghttp2_session_callbacks_set_on_frame_send_callback(cb, H2Callbacks::frame_sent);
   int rc = nghttp2_session_server_new3(&session_, cb, this, nullptr, kRecycling ? &kMem : nullptr);
   nghttp2_session_callbacks_del(cb);
   HELLO_CHECK(rc == 0);

@@ -104,6 +104,9 @@ struct Persona {
   // client offers it, as the framework's own TLS sends it; empty: none is
   // selected, and a client that offers h2 gets HTTP/1.1.
   std::string_view alpn = {};
+  // With --h2 (docs/http2.md): HTTP/2 as Tomcat's Http2Protocol frames it
+  // (tests/fixtures/personas/spring/h2; H2Setup::tomcat), not nghttp2's way.
+  bool h2_tomcat = false;
 };
 
 }  // namespace hello

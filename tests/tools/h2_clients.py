@@ -20,12 +20,9 @@ installed is one "skipped" line. How each client is run and its output
 read is h2_clients/runners.py; this file starts the servers, finds the
 clients and reports.
 
-Upgrade: h2c is not in the servers yet. Until it is, an Upgrade client
-that gets the right answer over HTTP/1.1 without a 101 is reported as
-"expected to fail" (upgrade: not supported yet) and does not fail the
-run; once a server answers 101, the same check passes only if the answer
-that follows is the right HTTP/2 one. --upgrade expect makes a missing
-101 a failure.
+Upgrade: h2c: an Upgrade client must get the 101 and then the right
+HTTP/2 answer; --upgrade pending (for a server without Upgrade) reports a
+right answer over HTTP/1.1 without the 101 as "expected to fail" instead.
 
 Loopback only; every client and server is bounded by a timeout, and every
 server is stopped (SIGTERM, then SIGKILL) even when a check fails, and
@@ -270,7 +267,7 @@ def main(argv):
                                            "(default: BIN_DIR/tests/h2_clients)")
     parser.add_argument("--persona", action="append", help="only these personas")
     parser.add_argument("--client", action="append", help="only checks whose label holds this")
-    parser.add_argument("--upgrade", choices=("pending", "expect"), default="pending",
+    parser.add_argument("--upgrade", choices=("pending", "expect"), default="expect",
                         help="pending: a missing 101 is expected to fail; expect: a failure")
     parser.add_argument("--jobs", type=int, default=2, help="personas checked at once")
     parser.add_argument("--verbose", action="store_true", help="print each pass's detail too")
