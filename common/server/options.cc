@@ -128,8 +128,8 @@ void add_connection_flags(CLI::App& app, Options& opt) {
       ->capture_default_str()
       ->check(CLI::Range(size_t{1}, size_t{1} << 24));
   app.add_flag("--h2", opt.worker.h2,
-               "HTTP/2 beside HTTP/1.1 on the port: a connection that opens with the HTTP/2 "
-               "preface (h2c, prior knowledge) speaks HTTP/2; in progress, docs/http2.md");
+               "HTTP/2 beside HTTP/1.1 on the port: by ALPN h2 with --tls; in clear by the "
+               "preface (h2c, prior knowledge) or by Upgrade: h2c (docs/http2.md)");
   app.add_flag("--no-defer-accept", opt.no_defer_accept,
                "Accept a connection at its handshake, not at its first bytes (TCP_DEFER_ACCEPT, "
                "on by default: a silent client is accepted about a second late)");
