@@ -208,6 +208,7 @@ void H2Session::count(const H2Stream& s, uint64_t body_bytes, Answered::Shaping 
   a.kind = Answered::Kind::request;
   a.shaping = shaping;
   a.body_bytes = body_bytes;
+  a.http2 = true;
   if (accounting_.logs()) [[unlikely]] {
     a.method = http_method_name(s.method);
     a.target = s.path;

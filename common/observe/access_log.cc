@@ -127,7 +127,7 @@ char* put(char* p, std::string_view s) {
 // The line is assembled on the stack and appended in one piece: one
 // capacity check and one copy into the buffer instead of one per field.
 void AccessLog::append(std::string_view peer, std::string_view method, std::string_view target,
-                       int http_minor, int status, size_t body_bytes) {
+                       int version, int status, size_t body_bytes) {
   if (buf_.size() + kMaxLine > buf_.capacity()) {
     flush();
     if (buf_.size() + kMaxLine > buf_.capacity()) {
@@ -148,7 +148,7 @@ void AccessLog::append(std::string_view peer, std::string_view method, std::stri
     p = put(p, method);
     *p++ = ' ';
     p = put(p, target);  // Session keeps at most 256 bytes of it
-    p = put(p, http_minor == 0 ? " HTTP/1.0" : " HTTP/1.1");
+    p = put(p, version == 10 ? " HTTP/1.0" : version == 20 ? " HTTP/2.0" : " HTTP/1.1");
   }
   p = put(p, "\" ");
   p = std::to_chars(p, end, status).ptr;

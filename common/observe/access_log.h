@@ -75,8 +75,9 @@ class AccessLog {
   // Formats the CLF timestamp of `now`; called once a second.
   void set_time(time_t now);
   // Appends one line; an empty `method` logs the request line as "-".
-  void append(std::string_view peer, std::string_view method, std::string_view target,
-              int http_minor, int status, size_t body_bytes);
+  // `version`: 10, 11 or 20 (HTTP/1.0, HTTP/1.1, HTTP/2.0, as nginx logs it).
+  void append(std::string_view peer, std::string_view method, std::string_view target, int version,
+              int status, size_t body_bytes);
   // Hands the current buffer to the writer if it holds anything.
   void flush();
   // The last flush: lines that find the backlog full are counted as dropped.

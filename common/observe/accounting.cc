@@ -63,7 +63,7 @@ void Accounting::tls_handshake(const TlsHandshake& h) {
 }
 
 [[gnu::noinline]] void Accounting::log(const Answered& a) {
-  log_->append(peer_, a.method, a.target, a.http_minor, a.status, a.body_bytes);
+  log_->append(peer_, a.method, a.target, a.http2 ? 20 : 10 + a.http_minor, a.status, a.body_bytes);
 }
 
 void Accounting::tick(time_t now) {

@@ -50,6 +50,7 @@ struct Answered {
   Kind kind = Kind::request;
   Shaping shaping = Shaping::none;
   uint8_t http_minor = 1;
+  bool http2 = false;       // over HTTP/2 (http_minor then means nothing)
   uint64_t body_bytes = 0;  // the body sent, for the log's size field
   // The request line, for the log; filled only while logging (logs()).
   // An empty method logs the request line as "-".

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -92,6 +93,27 @@ TEST(H2Streams, ADrippedMebibyteSlowsNoOtherStream) {
   EXPECT_EQ(t.first_body, 1048576u);
   std::printf("99 streams within %.2f ms; the dripped MiB after %.2f ms\n", t.others, t.first);
   EXPECT_EQ(s.stop(), 0);
+}
+
+// A graceful stop: GOAWAY at once with the last stream, every stream
+// already open still answered, then the close.
+TEST(H2Streams, AGracefulStopAnswersTheStreamsStillOpen) {
+  SlowRoute routes;
+  ServerProcess s("sanic", {"--h2", "--routes", routes.path(), "--shutdown-timeout", "5"});
+  H2Connection c(s.port());
+  int32_t slow = c.get("/slow");
+  int32_t quick = c.get("/");
+  ASSERT_TRUE(c.run({quick}));
+  EXPECT_FALSE(c.streams[slow].ended);
+  auto t0 = Clock::now();
+  s.signal(SIGTERM);
+  EXPECT_TRUE(c.run_until_closed(3s)) << "left open";
+  EXPECT_TRUE(c.goaway);
+  EXPECT_EQ(c.goaway_last, quick);  // the last stream it saw
+  EXPECT_TRUE(c.streams[slow].ended) << "the open stream was not answered";
+  EXPECT_EQ(c.streams[slow].body, "slow\n");
+  EXPECT_LT(Clock::now() - t0, 2s);
+  EXPECT_EQ(s.wait(3s), 0);
 }
 
 }  // namespace

@@ -171,5 +171,15 @@ TEST(H2c, OverTlsOrWithoutTheFlagAnUpgradeIsIgnored) {
   EXPECT_EQ(s.stop(), 0);
 }
 
+TEST(H2c, TheAccessLogSaysHttp2) {
+  ServerProcess s("sanic", {"--h2", "--access-log"});
+  H2Connection c(s.port());
+  int32_t id = c.get("/json?x=1");
+  ASSERT_TRUE(c.run({id}));
+  EXPECT_EQ(s.stop(), 0);
+  std::string log = s.all_of_stdout();
+  EXPECT_NE(log.find("\"GET /json?x=1 HTTP/2.0\" 200 17"), std::string::npos) << log;
+}
+
 }  // namespace
 }  // namespace hello::test
