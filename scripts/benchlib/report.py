@@ -618,6 +618,17 @@ def _problem(*cells):
     return next((c["error"] for c in cells if c and c.get("error")), None) or "not measured"
 
 
+def ratio_result(persona, peer, mine, theirs, ratio, limit):
+    """The result and verdict of hello-`persona`'s CPU per request over
+    `peer`'s (their cells and ratio, as _variant_ratio gives them) against
+    `limit`, the rounds' own ratios beside it."""
+    if ratio is None:
+        return _problem(mine, theirs), "not measured"
+    result = (f"hello-{persona} {mine['cpu_us_per_request']:.2f} µs, {peer} {theirs['cpu_us_per_request']:.2f} µs: "
+              f"{ratio:.3f}{paired_text(mine, theirs)}")
+    return result, "yes" if ratio <= limit else "**no**"
+
+
 def idle_result(persona, ours, peer, theirs, limit=None):
     """The result and verdict of RSS per idle connection, hello-`persona`'s
     (`ours`, an extras.idle_rss dict) over `peer`'s (`theirs`), against
@@ -650,13 +661,7 @@ def tls_table(meta, cells):
             _row(*["---"] * (4 + len(others)))]
     for persona in run.get("personas", []):
         for tool, mode, peer, limit in TLS_TARGETS:
-            mine, theirs, ratio = _variant_ratio(cells, persona, peer, tool, mode, judged)
-            if ratio is None:
-                result, met = _problem(mine, theirs), "not measured"
-            else:
-                result = (f"hello-{persona} {mine['cpu_us_per_request']:.2f} µs, {peer} "
-                          f"{theirs['cpu_us_per_request']:.2f} µs: {ratio:.3f}{paired_text(mine, theirs)}")
-                met = "yes" if ratio <= limit else "**no**"
+            result, met = ratio_result(persona, peer, *_variant_ratio(cells, persona, peer, tool, mode, judged), limit)
             beside = []
             for kind in others:
                 m, t, r = _variant_ratio(cells, persona, peer, tool, mode, kind)
@@ -713,17 +718,11 @@ H2_PEERS = (("h2o", "h2o 2.2.5"), ("nginx", "nginx"), ("nghttpd", "nghttpd 1.52"
 H2_IDLE_TARGET = 1.0
 
 
-def h2_target_row(cells, persona, mode, peer, limit, variant, paired=True):
+def h2_target_row(cells, persona, mode, peer, limit, variant):
     """One judged row of H2_TARGETS: measure, target, result and verdict of
     hello-`persona`'s CPU per request over `peer`'s, `variant` ("h2c", "h2")."""
     jobs, peers, variants = {m: j for _, m, j in H2_JOBS}, dict(H2_PEERS), dict(H2_VARIANTS)
-    mine, theirs, ratio = _variant_ratio(cells, persona, peer, "h2load", mode, variant)
-    if ratio is None:
-        result, met = _problem(mine, theirs), "not measured"
-    else:
-        result = (f"hello-{persona} {mine['cpu_us_per_request']:.2f} µs, {peer} {theirs['cpu_us_per_request']:.2f} "
-                  f"µs: {ratio:.3f}{paired_text(mine, theirs) if paired else ''}")
-        met = "yes" if ratio <= limit else "**no**"
+    result, met = ratio_result(persona, peer, *_variant_ratio(cells, persona, peer, "h2load", mode, variant), limit)
     return _row(f"CPU/request, {variants[variant]}, {jobs[mode]}, hello-{persona} vs {peers[peer]}",
                 f"≤ {limit:.2f}", result, met)
 
