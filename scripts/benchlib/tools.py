@@ -33,11 +33,6 @@ MODES = ("close", "keepalive", "pipeline", "echo")
 # knowledge to http://, h2 by ALPN to https://) with this many streams at
 # once on each connection (its -m). They belong to --h2, as "resume" to --tls.
 H2_STREAMS = {"m1": 1, "m10": 10, "m100": 100}
-# Seconds h2load waits on an HTTP/2 connection that shows no activity
-# (its -N): a server that stalls streams (Tomcat's first run over TLS, a
-# cold JVM) then fails those requests, a problem of the run, instead of
-# holding the run until its limit. A server under load is never idle that long.
-H2_INACTIVITY = 10
 
 
 class Unsupported(Exception):
@@ -151,7 +146,7 @@ def command(tool, mode, url, connections, duration=None, requests=None, threads=
         if mode == "pipeline":
             argv += ["-m", str(PIPELINE_DEPTH)]
         if mode in H2_STREAMS:
-            argv += ["-m", str(H2_STREAMS[mode]), "-N", str(H2_INACTIVITY)]
+            argv += ["-m", str(H2_STREAMS[mode])]
         return argv + [url]
     if tool == "locust":
         if mode != "keepalive":

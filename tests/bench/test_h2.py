@@ -34,10 +34,9 @@ class JobsTest(unittest.TestCase):
         jobs = load_bench().parse_args(["--h2"], available=[0, 1]).jobs
         self.assertEqual(jobs, [("h2load", "m1", 100), ("h2load", "m10", 100), ("h2load", "m100", 100)])
         # No --h1: h2c by prior knowledge to http://, h2 by ALPN to https://.
-        self.assertEqual(self.argv("m1"), ["h2load", "-t", "1", "-c", "100", "-D", "5", "-m", "1", "-N", "10",
+        self.assertEqual(self.argv("m1"), ["h2load", "-t", "1", "-c", "100", "-D", "5", "-m", "1",
                                            "http://127.0.0.1:5001/"])
-        self.assertEqual(self.argv("m100", "https://127.0.0.1:8443/")[-5:],
-                         ["-m", "100", "-N", "10", "https://127.0.0.1:8443/"])
+        self.assertEqual(self.argv("m100", "https://127.0.0.1:8443/")[-3:], ["-m", "100", "https://127.0.0.1:8443/"])
         # HTTP/1.1 is unchanged.
         self.assertEqual(tools.command("h2load", "pipeline", "http://x/", 64, 5)[:2], ["h2load", "--h1"])
 
