@@ -1,6 +1,6 @@
 """The measures of `scripts/bench --performance` that are not a load run:
-RSS per idle connection (also over TLS, for --tls), the heart's
-micro-benchmark and the allocation count. Each returns a dict for
+RSS per idle connection (also over TLS, for --tls, and over HTTP/2, for
+--h2), the heart's micro-benchmark and the allocation count. Each returns a dict for
 results.json; a failure is an "error" key."""
 import json
 import os
@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 import time
 
-from . import targets, tls
+from . import http2, targets, tls
 
 
 def rss_kib(target):
@@ -28,19 +28,40 @@ def rss_kib(target):
     return total
 
 
+def established(port, tables=("/proc/net/tcp", "/proc/net/tcp6")):
+    """How many TCP connections of this host are established with `port`
+    as their local port (the server's side of loopback connections)."""
+    count = 0
+    for table in tables:
+        try:
+            with open(table) as f:
+                next(f, None)
+                for line in f:
+                    fields = line.split()
+                    if len(fields) > 3 and fields[3] == "01" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                        count += 1
+        except OSError:
+            pass
+    return count
+
+
 def idle_rss(target, n):
     """Starts `target` (1 worker), opens `n` loopback connections that each
     make one keep-alive request and then stay idle, and returns the RSS
     growth per connection. A target that serves TLS gets TLS connections
     (Python's ssl, verifying nothing), each idle after its handshake and
-    request. Bounded by `n` and a 5 s timeout per socket."""
+    request. A target started to speak HTTP/2 (its `http2`) gets an HTTP/2
+    request on each (benchlib.http2: h2c by prior knowledge, or h2 by ALPN
+    over TLS), and the measure fails if the server closed any connection
+    before its RSS was read. Bounded by `n` and a 5 s timeout per socket."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < n + 1000:
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, n + 1000), hard))
     target.workers = 1
     request = f"GET {target.path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
-    context = tls.client_context() if target.tls else None
+    context = (http2.client_context() if target.http2 else tls.client_context()) if target.tls else None
     socks = []
+    result = {"target": target.label, "name": target.name, "kind": target.kind, "connections": n}
     try:
         target.start()
 
@@ -49,6 +70,9 @@ def idle_rss(target, n):
             socks.append(s)
             if context:
                 s = socks[-1] = context.wrap_socket(s, server_hostname="localhost")
+            if target.http2:
+                http2.one_request(s, target.path)
+                return
             s.sendall(request)
             if not s.recv(4096):
                 raise OSError("closed before answering")
@@ -60,11 +84,13 @@ def idle_rss(target, n):
             open_one()
         time.sleep(1)
         full = rss_kib(target)
-        return {"target": target.label, "name": target.name, "kind": target.kind, "connections": n,
-                "rss_kib_one": base, "rss_kib_all": full, "bytes_per_connection": (full - base) * 1024 / (n - 1)}
+        if target.http2:
+            still = established(target.port)
+            if still < n:
+                raise OSError(f"{n - still} of {n} connections were closed before the RSS was read")
+        return dict(result, rss_kib_one=base, rss_kib_all=full, bytes_per_connection=(full - base) * 1024 / (n - 1))
     except (OSError, targets.StartError) as e:
-        return {"target": target.label, "name": target.name, "kind": target.kind, "connections": n,
-                "error": f"{type(e).__name__}: {e}"}
+        return dict(result, error=f"{type(e).__name__}: {e}")
     finally:
         for s in socks:
             s.close()

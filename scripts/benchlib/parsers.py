@@ -76,19 +76,23 @@ def parse_wrk(text):
 
 
 def parse_h2load(text):
-    """h2load (nghttp2 1.52) with --h1. It reports no latency percentiles."""
+    """h2load (nghttp2 1.52), with --h1 or over HTTP/2; `protocol` is the
+    one it spoke ("http/1.1", "h2" by ALPN, "h2c" in clear). It reports no
+    latency percentiles."""
     m = re.search(r"^requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, "
                   r"(\d+) errored, (\d+) timeout", text, re.MULTILINE)
     if not m:
         raise ParseError("h2load did not finish: " + _last_words(text))
     codes = re.search(r"^status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx", text, re.MULTILINE)
-    return _result(
+    result = _result(
         requests=int(m.group(3)),
         failed=int(m.group(5)) + int(m.group(6)) + int(m.group(7)),
         non2xx=sum(int(x) for x in codes.groups()[1:]) if codes else 0,
         rps=_number(r"^finished in [\d.]+\w+, ([\d.]+) req/s", text),
         bytes=_number(r"^traffic: .*?\((\d+)\) total", text, int),
     )
+    result["protocol"] = _number(r"^Application protocol: (\S+)", text, str)
+    return result
 
 
 def parse_locust_csv(text):

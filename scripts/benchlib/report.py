@@ -423,6 +423,14 @@ def performance_table(meta, cells):
             results.append((f"hello-{p}", on / off if on and off else None))
         if results:
             row(f"CPU/request, access log to a file on vs off (wrk {mode})", "≤ 1.15", 1.15, results)
+    # HTTP/2 in clear (h2c) beside h2o and nginx, against --h2's targets.
+    h2_personas = sorted({c["name"] for c in cells if c["kind"] == "persona" and c.get("variant") == "h2c"})
+    for mode, peer, limit in H2_TARGETS if h2_personas else ():
+        theirs = _cpu(cells, peer, "peer", "h2load", mode, "h2c")
+        results = [(f"hello-{p}", mine / theirs if mine and theirs else None)
+                   for p, mine in ((p, _cpu(cells, p, "persona", "h2load", mode, "h2c")) for p in h2_personas)]
+        row(f"CPU/request, HTTP/2 h2c ({dict((m, j) for _, m, j in H2_JOBS)[mode]}), vs {dict(H2_PEERS)[peer]}",
+            f"≤ {limit:.2f}", limit, results)
     idle = {r["target"]: r for r in perf.get("idle_rss", [])}
     ours, nginx = idle.get("hello-sanic", {}), idle.get("nginx", {})
     if ours.get("bytes_per_connection") and nginx.get("bytes_per_connection"):
@@ -588,15 +596,15 @@ TLS_PEERS = {"nginx": "nginx", "h2o": "h2o 2.2.5 (static file)"}
 TLS_IDLE_TARGET = 0.75
 
 
-def _tls_cell(cells, name, kind, tool, mode, variant):
+def _variant_cell(cells, name, kind, tool, mode, variant):
     return next((c for c in cells if (c["name"], c["kind"], c["tool"], c["mode"], c.get("variant"))
                  == (name, kind, tool, mode, variant)), None)
 
 
-def _tls_ratio(cells, persona, peer, tool, mode, variant):
+def _variant_ratio(cells, persona, peer, tool, mode, variant):
     """(the persona's cell, the peer's, their ratio of CPU per request or None)."""
-    mine = _tls_cell(cells, persona, "persona", tool, mode, variant)
-    theirs = _tls_cell(cells, peer, "peer", tool, mode, variant)
+    mine = _variant_cell(cells, persona, "persona", tool, mode, variant)
+    theirs = _variant_cell(cells, peer, "peer", tool, mode, variant)
     a, b = (c.get("cpu_us_per_request") if c else None for c in (mine, theirs))
     return mine, theirs, (a / b if a and b else None)
 
@@ -608,6 +616,33 @@ def _row(*fields):
 def _problem(*cells):
     """What a figure that is missing says: the first cell's error, or "not measured"."""
     return next((c["error"] for c in cells if c and c.get("error")), None) or "not measured"
+
+
+def ratio_result(persona, peer, mine, theirs, ratio, limit):
+    """The result and verdict of hello-`persona`'s CPU per request over
+    `peer`'s (their cells and ratio, as _variant_ratio gives them) against
+    `limit`, the rounds' own ratios beside it."""
+    if ratio is None:
+        return _problem(mine, theirs), "not measured"
+    result = (f"hello-{persona} {mine['cpu_us_per_request']:.2f} µs, {peer} {theirs['cpu_us_per_request']:.2f} µs: "
+              f"{ratio:.3f}{paired_text(mine, theirs)}")
+    return result, "yes" if ratio <= limit else "**no**"
+
+
+def idle_result(persona, ours, peer, theirs, limit=None):
+    """The result and verdict of RSS per idle connection, hello-`persona`'s
+    (`ours`, an extras.idle_rss dict) over `peer`'s (`theirs`), against
+    `limit` (None: informational, verdict "-")."""
+    a, b = ours.get("bytes_per_connection"), theirs.get("bytes_per_connection")
+    if a and b:
+        result = (f"hello-{persona} {a:,.0f} bytes, {peer} {b:,.0f} bytes "
+                  f"({ours['connections']:,} connections): {a / b:.2f}")
+        return result, ("yes" if a / b <= limit else "**no**") if limit else "-"
+    # Each side's figure or what went wrong, so that the one measured is still read.
+    result = "; ".join(f"{who} {x:,.0f} bytes ({r['connections']:,} connections)" if x else
+                       f"{who}: {r.get('error') or 'not measured'}"
+                       for who, x, r in ((f"hello-{persona}", a, ours), (peer, b, theirs)))
+    return result, "not measured" if limit else "-"
 
 
 def tls_table(meta, cells):
@@ -626,39 +661,22 @@ def tls_table(meta, cells):
             _row(*["---"] * (4 + len(others)))]
     for persona in run.get("personas", []):
         for tool, mode, peer, limit in TLS_TARGETS:
-            mine, theirs, ratio = _tls_ratio(cells, persona, peer, tool, mode, judged)
-            if ratio is None:
-                result, met = _problem(mine, theirs), "not measured"
-            else:
-                result = (f"hello-{persona} {mine['cpu_us_per_request']:.2f} µs, {peer} "
-                          f"{theirs['cpu_us_per_request']:.2f} µs: {ratio:.3f}{paired_text(mine, theirs)}")
-                met = "yes" if ratio <= limit else "**no**"
+            result, met = ratio_result(persona, peer, *_variant_ratio(cells, persona, peer, tool, mode, judged), limit)
             beside = []
             for kind in others:
-                m, t, r = _tls_ratio(cells, persona, peer, tool, mode, kind)
+                m, t, r = _variant_ratio(cells, persona, peer, tool, mode, kind)
                 beside.append(f"{m['cpu_us_per_request']:.2f} / {t['cpu_us_per_request']:.2f} µs: {r:.3f}"
                               if r is not None else "not measured")
             rows.append(_row(f"CPU/request, {jobs[(tool, mode)]}, hello-{persona} vs {TLS_PEERS[peer]}",
                              f"≤ {limit:.2f}", result, met, *beside))
     idle = {(r.get("name"), r.get("kind")): r for r in run.get("idle_rss", [])}
-    nginx, h2o = idle.get(("nginx", "peer"), {}), idle.get(("h2o", "peer"), {})
     for persona in run.get("personas", []):
         ours = idle.get((persona, "persona"), {})
-        for peer, theirs, limit in (("nginx", nginx, TLS_IDLE_TARGET), ("h2o", h2o, None)):
-            measure = f"RSS per idle TLS connection, hello-{persona} vs {TLS_PEERS[peer]}"
-            target = f"≤ {limit:.2f}" if limit else "none (informational)"
-            a, b = ours.get("bytes_per_connection"), theirs.get("bytes_per_connection")
-            if a and b:
-                result = (f"hello-{persona} {a:,.0f} bytes, {peer} {b:,.0f} bytes "
-                          f"({ours['connections']:,} connections): {a / b:.2f}")
-                met = ("yes" if a / b <= limit else "**no**") if limit else "-"
-            else:
-                # Each side's figure or what went wrong, so that the one measured is still read.
-                result = "; ".join(f"{who} {x:,.0f} bytes ({r['connections']:,} connections)" if x else
-                                   f"{who}: {r.get('error') or 'not measured'}"
-                                   for who, x, r in ((f"hello-{persona}", a, ours), (peer, b, theirs)))
-                met = "not measured" if limit else "-"
-            rows.append(_row(measure, target, result, met, *["-"] * len(others)))
+        for peer, limit in (("nginx", TLS_IDLE_TARGET), ("h2o", None)):
+            result, met = idle_result(persona, ours, peer, idle.get((peer, "peer"), {}), limit)
+            rows.append(_row(f"RSS per idle TLS connection, hello-{persona} vs {TLS_PEERS[peer]}",
+                             f"≤ {limit:.2f}" if limit else "none (informational)", result, met,
+                             *["-"] * len(others)))
     cell_rows = ["| server | certificate | job | req/s (median) | CPU µs/req (median) | runs | problems |",
                  "| --- | --- | --- | --- | --- | --- | --- |"]
     for c in cells:
@@ -685,6 +703,104 @@ def tls_text(meta):
             f"{keys.get(run.get('judged'), '-')}; the other certificate's ratios are information. RSS per idle "
             "TLS connection: each connection a TLS handshake (Python's ssl) and one keep-alive request, then "
             f"idle, with the {keys.get(run.get('judged'), '-')} certificate.")
+
+
+# --h2 (docs/benchmarks.md): each persona's server CPU per request over a
+# peer's under h2load -c100 with -m streams at once, at most these, in
+# clear (h2c) and over TLS (h2); the other ratios are shown, not judged.
+H2_JOBS = (("h2load", "m1", "h2load -c100 -m1"), ("h2load", "m10", "h2load -c100 -m10"),
+           ("h2load", "m100", "h2load -c100 -m100"))
+H2_TARGETS = (("m100", "h2o", 0.80), ("m100", "nginx", 0.50), ("m1", "h2o", 0.90))
+H2_VARIANTS = (("h2c", "h2c (prior knowledge, in clear)"), ("h2", "h2 (ALPN, TLS)"))
+H2_PEERS = (("h2o", "h2o 2.2.5"), ("nginx", "nginx"), ("nghttpd", "nghttpd 1.52"), ("go", "Go 1.19 net/http"),
+            ("tomcat", "Tomcat 10.1"))
+# RSS per idle HTTP/2 connection, a persona's over nginx's, at most this.
+H2_IDLE_TARGET = 1.0
+
+
+def h2_target_row(cells, persona, mode, peer, limit, variant):
+    """One judged row of H2_TARGETS: measure, target, result and verdict of
+    hello-`persona`'s CPU per request over `peer`'s, `variant` ("h2c", "h2")."""
+    jobs, peers, variants = {m: j for _, m, j in H2_JOBS}, dict(H2_PEERS), dict(H2_VARIANTS)
+    result, met = ratio_result(persona, peer, *_variant_ratio(cells, persona, peer, "h2load", mode, variant), limit)
+    return _row(f"CPU/request, {variants[variant]}, {jobs[mode]}, hello-{persona} vs {peers[peer]}",
+                f"≤ {limit:.2f}", result, met)
+
+
+def h2_table(meta, cells):
+    """--h2: each persona's CPU per request over h2o's and nginx's against
+    H2_TARGETS, h2c and h2, with the rounds' own ratios; RSS per idle
+    HTTP/2 connection against nginx's; every ratio to every peer; then the
+    cells themselves."""
+    run = meta.get("h2")
+    if not run:
+        return ""
+    personas = run.get("personas", [])
+    rows = [_row("measure", "target", "result", "met?"), _row(*["---"] * 4)]
+    for persona in personas:
+        for variant, _ in H2_VARIANTS:
+            rows += [h2_target_row(cells, persona, mode, peer, limit, variant) for mode, peer, limit in H2_TARGETS]
+    idle = {(r.get("name"), r.get("kind"), r.get("variant")): r for r in run.get("idle_rss", [])}
+    for persona in personas:
+        for variant, protocol in H2_VARIANTS:
+            ours = idle.get((persona, "persona", variant), {})
+            for peer, label in H2_PEERS:
+                theirs = idle.get((peer, "peer", variant))
+                if theirs is None and peer != "nginx":
+                    continue  # not measured for this peer (Tomcat) or protocol (Go in clear)
+                limit = H2_IDLE_TARGET if peer == "nginx" else None
+                result, met = idle_result(persona, ours, peer, theirs or {}, limit)
+                rows.append(_row(f"RSS per idle HTTP/2 connection, {protocol}, hello-{persona} vs {label}",
+                                 f"≤ {limit:.2f}" if limit else "none (informational)", result, met))
+    peers = [(name, label) for name, label in H2_PEERS if any(c["name"] == name and c["kind"] == "peer"
+                                                               for c in cells)]
+    ratio_rows = [_row("protocol", "job", *(f"hello-{p} µs" for p in personas),
+                       *(f"{label} µs (hello-{personas[0]} / it)" if personas else label for _, label in peers)),
+                  _row(*["---"] * (2 + len(personas) + len(peers)))]
+    for variant, protocol in H2_VARIANTS:
+        for tool, mode, job in H2_JOBS:
+            mine = [_variant_cell(cells, p, "persona", tool, mode, variant) for p in personas]
+            shown = [_fmt(c.get("cpu_us_per_request"), 2) if c else "-" for c in mine]
+            for name, _ in peers:
+                theirs = _variant_cell(cells, name, "peer", tool, mode, variant)
+                a = mine[0].get("cpu_us_per_request") if mine and mine[0] else None
+                b = theirs.get("cpu_us_per_request") if theirs else None
+                shown.append(f"{b:.2f} ({a / b:.3f})" if a and b else _fmt(b, 2) if b else
+                             "not run" if theirs is None else "-")
+            ratio_rows.append(_row(protocol, job, *shown))
+    cell_rows = ["| server | protocol | job | req/s (median) | CPU µs/req (median) | runs | problems |",
+                 "| --- | --- | --- | --- | --- | --- | --- |"]
+    jobs, variants = {(t, m): j for t, m, j in H2_JOBS}, dict(H2_VARIANTS)
+    for c in cells:
+        if c.get("variant") in variants and (c["tool"], c["mode"]) in jobs:
+            cell_rows.append(f"| {c['target']} | {c['variant']} | {jobs[(c['tool'], c['mode'])]} | "
+                             f"{_rps_text(c)} | {_fmt(c.get('cpu_us_per_request'), 2)} | "
+                             f"{c.get('clean_runs', 0)}/{c.get('runs', 0)} | {c.get('error') or ''} |")
+    return "\n\n".join("\n".join(part) for part in (rows, ratio_rows, cell_rows))
+
+
+def h2_text(meta):
+    """What the HTTP/2 section measured, before its table."""
+    run = meta["h2"]
+    personas = ", ".join(f"hello-{p}" for p in run.get("personas", []))
+    text = (f"{personas} (started with `--h2`, and over TLS `--h2 --tls --tls-cert CERT --tls-key KEY`), h2o "
+            "2.2.5, nginx 1.22 (`listen ... http2`), nghttpd 1.52 (`nghttp2-server`), Go 1.19 net/http (over TLS "
+            "only: its h2c needs golang.org/x/net) and Tomcat 10.1 (`Http2Protocol` on its connector), 1 worker "
+            "each (Tomcat 10 request threads, Spring Boot's at start: with one, its HTTP/2 stalls), every one "
+            "started once in clear (h2c by prior knowledge) and once over TLS (h2 by ALPN, "
+            f"{run.get('key', '-')}, self-signed, made for this run), all at once. h2load -c100 with -m1, -m10 "
+            "and -m100 streams at once on each connection, for the run's duration each. Rounds alternate (each "
+            "job on every target in turn, every second round in reverse order), "
+            f"{run.get('rounds', '-')} rounds; each ratio divides two medians of server CPU per request of this "
+            "run (user + system time from `/proc` over the requests completed), and the rounds' own ratios are "
+            f"shown beside it. RSS per idle HTTP/2 connection: {run.get('idle_connections', '-'):,} connections "
+            "(python3-h2, loopback), each one request, then idle; the personas with `--keepalive-timeout 75` "
+            "(nginx's keepalive_timeout) so that none closes before its RSS is read; a measure where any closed "
+            "is a problem, not a figure. Tomcat's (a JVM heap) is not measured.")
+    if run.get("quick"):
+        text = (f"**`--quick`: every target and job {run.get('rounds', '-')} times for {meta.get('load', '-')}: a "
+                "check that everything starts and is measured, not a measurement.** " + text)
+    return text
 
 
 def charts(out, cells, meta=None):
@@ -884,6 +1000,9 @@ def write_markdown(out, meta, cells, chart_files):
     tls = tls_table(meta, cells)
     if tls:
         parts += ["## TLS", "", tls_text(meta), "", tls, ""]
+    h2 = h2_table(meta, cells)
+    if h2:
+        parts += ["## HTTP/2", "", h2_text(meta), "", h2, ""]
     articles = article_tables(cells)
     if articles:
         parts += ["## Beside the articles", "", articles]

@@ -1,5 +1,5 @@
 """The servers a bench run measures: personas, the real frameworks, Tomcat
-(Spring's engine), nginx, h2o, Go's net/http and Node's http.
+(Spring's engine), nginx, h2o, Go's net/http, Node's http and nghttpd.
 
 A Target knows how to start itself on a port with N workers, pinned to the
 server CPUs, how to tell it is ready, and how to stop it gracefully. While
@@ -7,6 +7,7 @@ it runs, its CPU time and peak RSS are read from /proc over its whole
 process tree (gunicorn, uvicorn and Tornado fork workers).
 """
 import atexit
+import copy
 import os
 import pwd
 import shutil
@@ -15,6 +16,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import xml.etree.ElementTree as ET
 from typing import NamedTuple
 
 from .tls import server_flags
@@ -107,7 +109,7 @@ class Target:
 
     kind = "persona"
 
-    def __init__(self, name, path="/", workers=1, cpus="1", extra=(), tls=None):
+    def __init__(self, name, path="/", workers=1, cpus="1", extra=(), tls=None, http2=False):
         self.name = name
         self.path = path
         self.workers = workers
@@ -115,6 +117,9 @@ class Target:
         self.extra = list(extra)
         # A benchlib.tls.Certificate: the target serves HTTPS with it.
         self.tls = tls
+        # The target is started to speak HTTP/2 (scripts/bench --h2): h2 by
+        # ALPN with `tls`, else h2c by prior knowledge.
+        self.http2 = http2
         self.port = None
         self.proc = None
         self.log = None
@@ -229,14 +234,16 @@ class Persona(Target):
         label = f"hello-{self.name}" + (" +log" if any(a.startswith("--access-log") for a in self.extra) else "")
         if "--shape" in self.extra:
             label += " +shape"
-        label += tls_label(self.tls)
+        label += protocol_label(self.tls, self.http2)
         return label + (f" {self.path[self.path.index('?'):]}" if "?" in self.path else "")
 
     def command(self):
         extra = [a.replace("@TMP@", self.tmp) for a in self.extra]
         admin = ["--admin", f"127.0.0.1:{self.admin_port}"] if self.admin_port else []
         tls = server_flags(self.tls) if self.tls else []
-        return [self.binary, "-H", "127.0.0.1", "-p", str(self.port), "-w", str(self.workers)] + admin + tls + extra
+        h2 = ["--h2"] if self.http2 else []
+        return ([self.binary, "-H", "127.0.0.1", "-p", str(self.port), "-w", str(self.workers)] + admin + h2 + tls
+                + extra)
 
     def ready(self, deadline):
         # Our servers say when every worker listens, then (with --admin) when
@@ -278,16 +285,17 @@ class Peer(Target):
 
 
 class Nginx(Target):
-    """nginx from nginx.conf.in, or over TLS from nginx-tls.conf.in."""
+    """nginx from nginx.conf.in, or over TLS from nginx-tls.conf.in; with
+    `http2`, its listener speaks HTTP/2 (`listen ... http2`)."""
     kind = "peer"
 
     @property
     def label(self):
-        return "nginx" + tls_label(self.tls)
+        return "nginx" + protocol_label(self.tls, self.http2)
 
     def command(self):
         with open(os.path.join(PEERS, "nginx-tls.conf.in" if self.tls else "nginx.conf.in")) as f:
-            conf = render_nginx_conf(f.read(), self.workers, self.port, self.tmp, self.tls)
+            conf = render_nginx_conf(f.read(), self.workers, self.port, self.tmp, self.tls, self.http2)
         path = os.path.join(self.tmp, "nginx.conf")
         with open(path, "w") as f:
             f.write(conf)
@@ -301,36 +309,43 @@ def fill(template, **values):
     return template
 
 
-def tls_label(cert):
-    """What a target's label says of its TLS: " +tls ECDSA P-256", or nothing."""
-    return f" +tls {cert.label}" if cert else ""
+def protocol_label(cert, http2=False):
+    """What a target's label says of its HTTP/2 and TLS: " +h2c" (in clear),
+    " +h2 +tls ECDSA P-256", " +tls ECDSA P-256", or nothing."""
+    h2 = (" +h2" if cert else " +h2c") if http2 else ""
+    return h2 + (f" +tls {cert.label}" if cert else "")
 
 
 def _tls_values(cert):
     return {"CERT": cert.cert, "KEY": cert.key} if cert else {}
 
 
-def render_nginx_conf(template, workers, port, prefix, tls=None):
-    """nginx.conf.in with its @WORKERS@, @PORT@ and @PREFIX@ filled in, and
-    nginx-tls.conf.in's @CERT@ and @KEY@ from `tls` (a benchlib.tls.Certificate)."""
-    return fill(template, WORKERS=workers, PORT=port, PREFIX=prefix, **_tls_values(tls))
+def render_nginx_conf(template, workers, port, prefix, tls=None, http2=False):
+    """nginx.conf.in with its @WORKERS@, @PORT@ and @PREFIX@ filled in,
+    nginx-tls.conf.in's @CERT@ and @KEY@ from `tls` (a
+    benchlib.tls.Certificate), and @HTTP2@ (the listener's http2 with `http2`)."""
+    return fill(template, WORKERS=workers, PORT=port, PREFIX=prefix, HTTP2=" http2" if http2 else "",
+                **_tls_values(tls))
 
 
-def render_h2o_conf(template, port, threads, prefix, user, tls=None):
+def render_h2o_conf(template, port, threads, prefix, user, tls=None, http2=False):
     """h2o.conf.in with its @PORT@, @THREADS@, @PREFIX@ and @USER@ filled in,
-    and h2o-tls.conf.in's @CERT@ and @KEY@ from `tls`."""
-    return fill(template, PORT=port, THREADS=threads, PREFIX=prefix, USER=user, **_tls_values(tls))
+    and @H2C@ (ON with `http2`: h2c by prior knowledge), and
+    h2o-tls.conf.in's @CERT@ and @KEY@ from `tls`."""
+    return fill(template, PORT=port, THREADS=threads, PREFIX=prefix, USER=user, H2C="ON" if http2 else "OFF",
+                **_tls_values(tls))
 
 
 class H2o(Target):
     """h2o answering with a static file, hello.txt, written into its temp
-    dir; over TLS from h2o-tls.conf.in."""
+    dir; over TLS from h2o-tls.conf.in (h2 by ALPN always offered), and
+    with `http2` in clear h2c by prior knowledge."""
     kind = "peer"
     binary = "/usr/bin/h2o"
 
     @property
     def label(self):
-        return "h2o 2.2.5 (static file)" + tls_label(self.tls)
+        return "h2o 2.2.5 (static file)" + protocol_label(self.tls, self.http2)
 
     def command(self):
         if not os.access(self.binary, os.X_OK):
@@ -339,7 +354,7 @@ class H2o(Target):
             f.write("Hello!!!")
         with open(os.path.join(PEERS, "h2o-tls.conf.in" if self.tls else "h2o.conf.in")) as f:
             conf = render_h2o_conf(f.read(), self.port, self.workers, self.tmp, pwd.getpwuid(os.getuid()).pw_name,
-                                   self.tls)
+                                   self.tls, self.http2)
         path = os.path.join(self.tmp, "h2o.conf")
         with open(path, "w") as f:
             f.write(conf)
@@ -361,13 +376,18 @@ def go_build(out_dir, go=GO, source=GO_SOURCE):
 
 
 class GoHello(Target):
-    """scripts/peers/go_hello, built once per run; GOMAXPROCS is its worker count."""
+    """scripts/peers/go_hello, built once per run; GOMAXPROCS is its worker
+    count. Over TLS (TLS_CERT and TLS_KEY) it offers h2 by ALPN, as Go's
+    standard library does; h2c needs golang.org/x/net, which is not here."""
     kind = "peer"
     _built = None  # the binary, or the StartError of the build, once per run
 
     @property
     def label(self):
-        return "Go 1.19 net/http"
+        return "Go 1.19 net/http" + protocol_label(self.tls, self.http2)
+
+    def env(self):
+        return dict(super().env(), **({"TLS_CERT": self.tls.cert, "TLS_KEY": self.tls.key} if self.tls else {}))
 
     @classmethod
     def build(cls):
@@ -403,6 +423,28 @@ def render_tomcat_server_xml(template, port, threads):
     return fill(template, PORT=port, THREADS=threads)
 
 
+def tomcat_h2_server_xml(server_xml, cert=None, key=None, tls_port=None):
+    """tomcat_hello's server.xml with Spring Boot's server.http2.enabled:
+    Tomcat's HTTP/2 upgrade protocol on the connector (h2c, by prior
+    knowledge or Upgrade). With `cert` and `key` (PEM files), TLS too (h2
+    by ALPN): on the connector itself, or with `tls_port` on a copy of it
+    on that port beside the one in clear, as Spring Boot builds it when
+    server.ssl is set."""
+    root = ET.fromstring(server_xml.encode())
+    service = root.find("Service")
+    connector = service.find("Connector")
+    ET.SubElement(connector, "UpgradeProtocol", className="org.apache.coyote.http2.Http2Protocol")
+    if cert:
+        tls = copy.deepcopy(connector) if tls_port else connector
+        tls.attrib.update(SSLEnabled="true", scheme="https", secure="true")
+        if tls_port:
+            tls.set("port", str(tls_port))
+            service.insert(list(service).index(connector) + 1, tls)
+        host = ET.SubElement(tls, "SSLHostConfig")
+        ET.SubElement(host, "Certificate", certificateFile=cert, certificateKeyFile=key)
+    return ET.tostring(root, encoding="unicode") + "\n"
+
+
 def javac_command(out_dir, javac=JAVAC, servlet_api=SERVLET_API, source=TOMCAT_SOURCE):
     """The command that compiles tomcat_hello's servlet into out_dir."""
     return [javac, "-cp", servlet_api, "-d", out_dir, os.path.join(source, "HelloServlet.java")]
@@ -412,18 +454,24 @@ class Tomcat(Target):
     """Debian's Tomcat 10.1, the engine Spring Boot 3 embeds, serving
     scripts/peers/tomcat_hello's servlet (compiled once per run) from a
     private CATALINA_BASE in its temp dir, in the foreground (`catalina.sh
-    run`). Its worker count is its request threads (server.xml.in)."""
+    run`). Its worker count is its request threads (server.xml.in). With
+    `http2`, its connector has Tomcat's HTTP/2 protocol (tomcat_h2_server_xml),
+    over TLS with `tls`, and at least H2_THREADS request threads."""
     kind = "peer"
     home = TOMCAT_HOME
     javac = JAVAC
     servlet_api = SERVLET_API
     # The JVM and Tomcat take a few seconds to start, more on a busy CPU.
     start_timeout = 60
+    # Spring Boot's request threads at start (minSpareThreads). With one,
+    # Tomcat's HTTP/2 under h2load -c100 stalls: over TLS no run of
+    # scripts/bench --h2 finished, in clear -m100 made 80 requests a second.
+    H2_THREADS = 10
     _built = {}  # (javac, servlet API jar): the classes dir, or the StartError of the build, once per run
 
     @property
     def label(self):
-        return "Tomcat 10.1 servlet (Spring's engine, without Spring MVC)"
+        return "Tomcat 10.1 servlet (Spring's engine, without Spring MVC)" + protocol_label(self.tls, self.http2)
 
     @classmethod
     def build(cls, javac, servlet_api):
@@ -465,7 +513,10 @@ class Tomcat(Target):
         shutil.copytree(classes, os.path.join(app, "classes"))
         shutil.copy(os.path.join(TOMCAT_SOURCE, "web.xml"), app)
         with open(os.path.join(TOMCAT_SOURCE, "server.xml.in")) as f:
-            conf = render_tomcat_server_xml(f.read(), self.port, self.workers)
+            conf = render_tomcat_server_xml(f.read(), self.port,
+                                            max(self.workers, self.H2_THREADS) if self.http2 else self.workers)
+        if self.http2:
+            conf = tomcat_h2_server_xml(conf, *((self.tls.cert, self.tls.key) if self.tls else ()))
         with open(os.path.join(self.base, "conf", "server.xml"), "w") as f:
             f.write(conf)
         return [catalina, "run"]
@@ -493,6 +544,31 @@ class Tomcat(Target):
                 return False
             time.sleep(0.1)
         return False
+
+
+class NgHttpd(Target):
+    """nghttp2's own server, nghttpd 1.52 (nghttp2-server), answering with a
+    static file, index.html ("Hello!!!") in its temp dir: h2c by prior
+    knowledge (--no-tls), or h2 by ALPN with `tls`. It speaks HTTP/2 only;
+    its worker count is its threads (-n)."""
+    kind = "peer"
+    binary = "/usr/sbin/nghttpd"
+
+    def __init__(self, name, **kw):
+        kw["http2"] = True
+        super().__init__(name, **kw)
+
+    @property
+    def label(self):
+        return "nghttpd 1.52 (static file)" + protocol_label(self.tls, self.http2)
+
+    def command(self):
+        if not os.access(self.binary, os.X_OK):
+            raise StartError(f"{self.label} did not start: {self.binary} is not installed (nghttp2-server)")
+        with open(os.path.join(self.tmp, "index.html"), "w") as f:
+            f.write("Hello!!!")
+        argv = [self.binary, "-a", "127.0.0.1", "-n", str(self.workers), "-d", self.tmp]
+        return argv + ([str(self.port), self.tls.key, self.tls.cert] if self.tls else ["--no-tls", str(self.port)])
 
 
 def peers(**kw):

@@ -43,13 +43,13 @@ def certificate_command(kind, cert, key, openssl="openssl"):
             + ["-nodes", "-keyout", key, "-out", cert, "-days", str(DAYS), "-subj", SUBJECT, "-addext", ALT_NAMES])
 
 
-def make_certificates(directory, openssl="openssl"):
-    """Every key type's certificate in `directory`: {kind: Certificate}.
-    Raises CertificateError."""
+def make_certificates(directory, openssl="openssl", kinds=tuple(KEYS)):
+    """The certificate of each key type of `kinds` (default: every one) in
+    `directory`: {kind: Certificate}. Raises CertificateError."""
     if shutil.which(openssl) is None:
         raise CertificateError(f"{openssl} is not installed (Debian's openssl)")
     made = {}
-    for kind in KEYS:
+    for kind in kinds:
         cert = Certificate(kind, *(os.path.join(directory, f"{kind}-{part}.pem") for part in ("cert", "key")))
         try:
             done = subprocess.run(certificate_command(kind, cert.cert, cert.key, openssl), capture_output=True,

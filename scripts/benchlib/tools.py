@@ -29,6 +29,10 @@ BINARIES = {"ab": "ab", "wrk": "wrk", "h2load": "h2load", "locust": "locust",
 # session of the one before), belong to --tls.
 LOAD_TOOLS = ("ab", "wrk", "h2load", "locust")
 MODES = ("close", "keepalive", "pipeline", "echo")
+# scripts/bench --h2's modes: h2load speaking HTTP/2 (h2c by prior
+# knowledge to http://, h2 by ALPN to https://) with this many streams at
+# once on each connection (its -m). They belong to --h2, as "resume" to --tls.
+H2_STREAMS = {"m1": 1, "m10": 10, "m100": 100}
 
 
 class Unsupported(Exception):
@@ -105,6 +109,8 @@ def command(tool, mode, url, connections, duration=None, requests=None, threads=
     tool, workers = split(tool)
     if mode == "echo" and tool != "wrk":
         raise Unsupported("the echo mode is a wrk script")
+    if mode in H2_STREAMS and tool != "h2load":
+        raise Unsupported("HTTP/2 is h2load's")
     if (mode == "resume") != (tool == "tls_resume"):
         raise Unsupported("a resumed TLS handshake per request is tls_resume's mode, and its only one")
     if tool == "tls_resume":
@@ -135,10 +141,12 @@ def command(tool, mode, url, connections, duration=None, requests=None, threads=
     if tool == "h2load":
         if mode == "close":
             raise Unsupported("h2load keeps connections open")
-        argv = ["h2load", "--h1", "-t", str(threads), "-c", str(connections)]
+        argv = ["h2load"] + ([] if mode in H2_STREAMS else ["--h1"]) + ["-t", str(threads), "-c", str(connections)]
         argv += ["-n", str(requests)] if requests else ["-D", str(duration)]
         if mode == "pipeline":
             argv += ["-m", str(PIPELINE_DEPTH)]
+        if mode in H2_STREAMS:
+            argv += ["-m", str(H2_STREAMS[mode])]
         return argv + [url]
     if tool == "locust":
         if mode != "keepalive":
@@ -215,6 +223,9 @@ def run(tool, mode, url, connections, cpus, duration=None, requests=None, thread
     its wall time (`tool_wall_seconds`). Raises Unsupported or ParseError."""
     before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
     result = _run(tool, mode, url, connections, cpus, duration, requests, threads)
+    if mode in H2_STREAMS and result.get("protocol") not in ("h2", "h2c"):
+        # A server that did not take HTTP/2 answers HTTP/1.1 (ALPN) or not at all.
+        result["error"] = f"h2load spoke {result.get('protocol') or 'no protocol'}, not HTTP/2"
     wall, after = time.monotonic() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
     # Every process the tool ran has been waited for by now (locust's
     # workers too), so the children's usage holds all of it.

@@ -14,7 +14,6 @@ client's fixed frames and what is normalised are in
 tests/fixtures/personas/spring/h2/README.md.
 """
 import argparse
-import copy
 import os
 import re
 import shutil
@@ -24,7 +23,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import xml.etree.ElementTree as ET
 
 try:
     from h2_recorder import MODES, capture, dumps
@@ -33,7 +31,8 @@ except ImportError as e:
                      "(scripts/setup --bench)")
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from benchlib.targets import ROOT, TOMCAT_HOME, TOMCAT_SOURCE, javac_command, render_tomcat_server_xml  # noqa: E402
+from benchlib.targets import (ROOT, TOMCAT_HOME, TOMCAT_SOURCE, javac_command, render_tomcat_server_xml,  # noqa: E402
+                              tomcat_h2_server_xml)
 from benchlib.tls import certificate_command  # noqa: E402
 
 OUT = os.path.join(ROOT, "tests", "fixtures", "personas", "spring", "h2")
@@ -49,23 +48,6 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def h2_server_xml(server_xml, tls_port, cert, key):
-    """tomcat_hello's server.xml with Spring Boot's server.http2.enabled:
-    Tomcat's HTTP/2 upgrade protocol on the connector (h2c, by prior
-    knowledge or Upgrade), and the same connector again on tls_port with
-    TLS (h2 by ALPN), as Spring Boot builds it when server.ssl is set."""
-    root = ET.fromstring(server_xml.encode())
-    service = root.find("Service")
-    connector = service.find("Connector")
-    ET.SubElement(connector, "UpgradeProtocol", className="org.apache.coyote.http2.Http2Protocol")
-    tls = copy.deepcopy(connector)
-    tls.attrib.update(port=str(tls_port), SSLEnabled="true", scheme="https", secure="true")
-    host = ET.SubElement(tls, "SSLHostConfig")
-    ET.SubElement(host, "Certificate", certificateFile=cert, certificateKeyFile=key)
-    service.insert(list(service).index(connector) + 1, tls)
-    return ET.tostring(root, encoding="unicode") + "\n"
 
 
 class Tomcat:
@@ -88,7 +70,9 @@ class Tomcat:
         cert, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
         run(certificate_command("ecdsa", cert, key), "openssl")
         with open(os.path.join(TOMCAT_SOURCE, "server.xml.in")) as f:
-            conf = h2_server_xml(render_tomcat_server_xml(f.read(), self.port, threads), self.tls_port, cert, key)
+            # h2c on the connector, and h2 on a copy of it on tls_port.
+            conf = tomcat_h2_server_xml(render_tomcat_server_xml(f.read(), self.port, threads), cert, key,
+                                        self.tls_port)
         with open(os.path.join(self.base, "conf", "server.xml"), "w") as f:
             f.write(conf)
         self.proc = None

@@ -1,5 +1,7 @@
 // Go's net/http as a peer: "Hello!!!" as text/plain on 127.0.0.1:$PORT,
 // with $WORKERS (default 1) OS threads running Go code. Standard library only.
+// With $TLS_CERT and $TLS_KEY (PEM files) it serves HTTPS, and HTTP/2 by
+// ALPN (h2, which the standard library offers by itself over TLS).
 package main
 
 import (
@@ -27,5 +29,8 @@ func main() {
 		w.Write(hello)
 	})
 	log.Printf("listening on 127.0.0.1:%s", port)
+	if cert := os.Getenv("TLS_CERT"); cert != "" {
+		log.Fatal(http.ListenAndServeTLS("127.0.0.1:"+port, cert, os.Getenv("TLS_KEY"), nil))
+	}
 	log.Fatal(http.ListenAndServe("127.0.0.1:"+port, nil))
 }
