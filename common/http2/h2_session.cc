@@ -59,7 +59,7 @@ struct H2Callbacks {
     if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
     H2Session& self = of(user);
     H2Stream* s = self.streams_->acquire([] { return std::make_unique<H2Stream>(); });
-    s->begin(frame->hd.stream_id, self.setup_.clock());
+    s->begin(frame->hd.stream_id, 0);  // stamped once the feed is over (step())
     self.link(*s);
     ++self.incomplete_;
     nghttp2_session_set_stream_user_data(session, frame->hd.stream_id, s);
@@ -381,12 +381,17 @@ Fed H2Session::step(bool open) {
     fed.wake_us = 0;
     return fed;
   }
+  if (live_count_ == 0) {
+    progress_ns_ = 0;  // a stream held back later is timed from then
+    return fed;        // and no clock is read for the common case
+  }
   uint64_t now = setup_.clock();
   if (progress_ns_ == 0) progress_ns_ = now;
   uint64_t wake = UINT64_MAX;
   for (H2Stream* s = live_; s != nullptr; s = s->next) {
     switch (s->state) {
       case H2Stream::State::receiving:
+        if (s->begun_ns == 0) s->begun_ns = now;
         wake = std::min(wake, s->begun_ns + setup_.header_timeout_ns);
         break;
       case H2Stream::State::waiting:
@@ -413,7 +418,8 @@ void H2Session::wake_due(uint64_t now) {
     H2Stream* next = s->next;  // answering may close the stream
     switch (s->state) {
       case H2Stream::State::receiving:
-        if (now >= s->begun_ns + setup_.header_timeout_ns) timed_out_ = Fed::Timeout::header;
+        if (s->begun_ns != 0 && now >= s->begun_ns + setup_.header_timeout_ns)
+          timed_out_ = Fed::Timeout::header;
         break;
       case H2Stream::State::waiting:
         if (now >= s->due_ns) answer(*s);
