@@ -117,7 +117,7 @@ void Connection::attach(Transport& transport, Protocol protocol) {
 void Connection::begin() {
   HELLO_CHECK(heart_ == nullptr && pending_ == nullptr && held_ == nullptr && stream_ == nullptr &&
               !timer_.active());
-  peer_done_ = draining_ = read_since_check_ = clean_end_ = h2_partial_ = false;
+  peer_done_ = draining_ = read_since_check_ = clean_end_ = h2_live_ = false;
   close_reason_ = CloseReason::none;
   pending_since_ns_ = 0;
   carried_answers_ = 0;
@@ -250,7 +250,7 @@ void Connection::after_feed(const Fed& fed, const char* data, size_t len, bool h
     case Fed::Next::read:
       if (protocol_ == Protocol::http2) [[unlikely]] {
         // The session keeps its streams' deadlines: the timer is its wake-up.
-        h2_partial_ = fed.partial;
+        h2_live_ = fed.partial;
         wake_at(fed.wake_us);
         if (!fed.partial) deadline_ = ctx_.now_ms() + ctx_.deadlines().keep_alive_ms;
         release_held();

@@ -155,9 +155,9 @@ class Connection final {
   void release_heart();
   void say_goodbye();
   // No request in progress: an HTTP/1 connection holds no heart then; an
-  // HTTP/2 one keeps its session, with no stream's request incomplete.
+  // HTTP/2 one keeps its session, with no stream live.
   bool between_requests() const {
-    return heart_ == nullptr || (protocol_ == Protocol::http2 && !h2_partial_);
+    return heart_ == nullptr || (protocol_ == Protocol::http2 && !h2_live_);
   }
   void end(bool clean);
   void send_output();
@@ -192,7 +192,7 @@ class Connection final {
   // stopping, and activity for the drain check.
   bool peer_done_ = false;
   bool first_read_ = false;  // no read consumed yet: --h2 may still choose HTTP/2
-  bool h2_partial_ = false;  // HTTP/2: the last feed left a stream's request incomplete
+  bool h2_live_ = false;  // HTTP/2: some stream is live (a request or an answer unfinished)
   bool draining_ = false;
   bool read_since_check_ = false;
   // ending: the closing request ended exactly where the input did.
