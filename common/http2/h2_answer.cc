@@ -191,6 +191,7 @@ void H2Session::submit(H2Stream& s, bool with_body) {
 // once it is sent (RFC 9113 section 8.1), so the client stops sending.
 void H2Session::refuse_body(H2Stream& s) {
   --incomplete_;
+  guard_.over_limit(H2Limit::body);
   const H2Answer& a = setup_.answers->too_large();
   s.refused = true;
   s.fields = a.fields.data();

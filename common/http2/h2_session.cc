@@ -62,6 +62,7 @@ struct H2Callbacks {
     s->begin(frame->hd.stream_id, 0);  // stamped once the feed is over (step())
     self.link(*s);
     ++self.incomplete_;
+    self.guard_.stream_opened();
     nghttp2_session_set_stream_user_data(session, frame->hd.stream_id, s);
     return 0;
   }
@@ -74,6 +75,14 @@ struct H2Callbacks {
     if (s == nullptr || s->state != H2Stream::State::receiving) return 0;
     std::string_view n = view(name, namelen);
     std::string_view v = view(value, valuelen);
+    if (!self.guard_.field_fits(namelen, valuelen)) {
+      self.refuse_fields(*s);
+      return 0;
+    }
+    if (n == "content-length" && !self.guard_.length_fits(value, valuelen)) {
+      self.refuse_body(*s);  // at once, without waiting for the DATA
+      return 0;
+    }
     if (n == ":method") {
       s->method = method_of(v);
     } else if (n == ":path") {
@@ -124,10 +133,21 @@ struct H2Callbacks {
     return 0;
   }
 
-  // Tomcat's way only: once the ACK of the client's first SETTINGS is out.
+  // RST_STREAM and GOAWAY counted; Tomcat's way only: once the ACK of the
+  // client's first SETTINGS is out.
   static int frame_sent(nghttp2_session*, const nghttp2_frame* frame, void* user) {
-    if (frame->hd.type == NGHTTP2_SETTINGS && (frame->hd.flags & NGHTTP2_FLAG_ACK) != 0)
+    of(user).guard_.on_frame_sent(*frame);
+    if (of(user).setup_.tomcat && frame->hd.type == NGHTTP2_SETTINGS &&
+        (frame->hd.flags & NGHTTP2_FLAG_ACK) != 0)
       of(user).after_first_settings();
+    return 0;
+  }
+
+  static int begin_frame(nghttp2_session* session, const nghttp2_frame_hd* hd, void* user) {
+    return of(user).guard_.on_begin_frame(session, *hd);
+  }
+  static int invalid_frame(nghttp2_session*, const nghttp2_frame*, int lib_error, void* user) {
+    of(user).guard_.on_invalid_frame(lib_error);
     return 0;
   }
 
@@ -137,6 +157,7 @@ struct H2Callbacks {
     if (s == nullptr) return 0;
     nghttp2_session_set_stream_user_data(session, stream_id, nullptr);
     if (s->state == H2Stream::State::receiving) --self.incomplete_;  // reset before its end
+    self.guard_.stream_closed();
     // A shape's `close`: GOAWAY once its stream is done.
     if (s->closes)
       nghttp2_submit_goaway(session, NGHTTP2_FLAG_NONE,
@@ -212,6 +233,7 @@ H2Session::H2Session(const ResponseTable& table, const H2Setup& setup, Accountin
     : table_(table),
       setup_(setup),
       accounting_(accounting),
+      guard_(setup_, accounting),
       streams_(setup.streams != nullptr ? setup.streams : &own_streams_) {
   HELLO_CHECK(setup_.answers != nullptr && (setup_.dice != nullptr || !table.shaping()));
   nghttp2_session_callbacks* cb = nullptr;
@@ -221,14 +243,21 @@ H2Session::H2Session(const ResponseTable& table, const H2Setup& setup, Accountin
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, H2Callbacks::data_chunk);
   nghttp2_session_callbacks_set_on_frame_recv_callback(cb, H2Callbacks::frame_recv);
   nghttp2_session_callbacks_set_on_stream_close_callback(cb, H2Callbacks::stream_close);
-  if (setup_.tomcat)
-    nghttp2_session_callbacks_set_on_frame_send_callback(cb, H2Callbacks::frame_sent);
-  int rc = nghttp2_session_server_new3(&session_, cb, this, nullptr, kRecycling ? &kMem : nullptr);
+  nghttp2_session_callbacks_set_on_frame_send_callback(cb, H2Callbacks::frame_sent);
+  nghttp2_session_callbacks_set_on_begin_frame_callback(cb, H2Callbacks::begin_frame);
+  nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(cb, H2Callbacks::invalid_frame);
+  nghttp2_option* opt = H2Guard::options();
+  int rc = nghttp2_session_server_new3(&session_, cb, this, opt, kRecycling ? &kMem : nullptr);
+  nghttp2_option_del(opt);
   nghttp2_session_callbacks_del(cb);
   HELLO_CHECK(rc == 0);
-  nghttp2_settings_entry settings[] = {
-      {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, setup_.max_concurrent_streams}};
-  HELLO_CHECK(nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, settings, 1) == 0);
+  guard_.submit_settings(session_);
+}
+
+void H2Session::refuse_fields(H2Stream& s) {
+  --incomplete_;
+  s.state = H2Stream::State::done;
+  guard_.refuse(session_, s.id, H2Limit::header_list);
 }
 
 H2Session::~H2Session() {
@@ -306,6 +335,7 @@ Fed H2Session::upgraded(const Upgrade& u, std::string& out) {
   s->begin(1, setup_.clock());
   link(*s);
   ++incomplete_;
+  guard_.stream_opened();
   nghttp2_session_set_stream_user_data(session_, 1, s);
   s->method = u.method == kHead && setup_.tomcat ? kGet : u.method;
   s->path.assign(u.path);
@@ -350,7 +380,9 @@ bool H2Session::drain(std::string& out) {
 Fed H2Session::feed(const char* data, size_t len, std::string& out) {
   uint32_t before = answered_;
   ssize_t n = nghttp2_session_mem_recv(session_, reinterpret_cast<const uint8_t*>(data), len);
-  // On a bad frame or preface nghttp2 has queued the GOAWAY it gets.
+  // On a bad frame nghttp2 has queued the GOAWAY it gets; a flood or a bad
+  // preface gets ours.
+  if (n < 0) guard_.recv_failed(session_, n);
   bool open = drain(out) && n >= 0;
   Fed fed = step(open);
   fed.consumed = len;
@@ -372,7 +404,11 @@ Fed H2Session::step(bool open) {
   Fed fed;
   if (!open) {
     fed.next = Fed::Next::close;
-    fed.clean_end = true;
+    // Never a clean end: a GOAWAY for an error (a flood, a bad frame) is
+    // read by the client only if the close waits for its FIN, since a
+    // client that floods is still writing (a close with its bytes unread
+    // is a reset).
+    fed.clean_end = false;
     fed.timeout = timed_out_;
     return fed;
   }

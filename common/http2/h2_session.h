@@ -15,6 +15,7 @@
 #include "base/pool.h"
 #include "http/heart.h"
 #include "http2/h2_answers.h"
+#include "http2/h2_limits.h"
 #include "http2/h2_stream.h"
 #include "observe/accounting.h"
 
@@ -71,6 +72,7 @@ class H2Session {
   void count(const H2Stream& s, uint64_t body_bytes, Answered::Shaping shaping);
   void start_drip(H2Stream& s, uint64_t drip_us);
   void refuse_body(H2Stream& s);
+  void refuse_fields(H2Stream& s);
   void link(H2Stream& s);
   void unlink(H2Stream& s);
   void after_first_settings();
@@ -84,6 +86,7 @@ class H2Session {
   const ResponseTable& table_;
   H2Setup setup_;
   Accounting& accounting_;
+  H2Guard guard_;  // limits and floods (h2_limits.h)
   nghttp2_session* session_ = nullptr;
   Pool<H2Stream> own_streams_;
   Pool<H2Stream>* streams_;

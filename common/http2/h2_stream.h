@@ -95,8 +95,11 @@ struct H2Setup {
   // A stream whose DATA the peer's window holds back this long without
   // progress: GOAWAY and close (the HTTP/1 send timeout's counterpart).
   uint64_t send_timeout_ns = 30'000'000'000;
-  size_t max_body_bytes = 1 << 20;  // a longer request body gets 413
-  uint32_t max_concurrent_streams = 100;
+  size_t max_body_bytes = 1 << 20;        // a longer request body gets 413
+  uint32_t max_concurrent_streams = 100;  // --h2-max-streams
+  // A request's (or its trailers') field block, counted as RFC 9113
+  // section 6.5.2 does (--max-header-bytes): past it, RST_STREAM.
+  size_t max_header_list_bytes = 16384;
   // Upgrade: h2c is taken (--h2 in clear).
   bool h2c_upgrade = false;
   // Tomcat's ways (the spring persona, tests/fixtures/personas/spring/h2):

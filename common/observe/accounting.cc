@@ -45,6 +45,24 @@ void Accounting::tls_handshake(const TlsHandshake& h) {
   (stats_.*kByCipher[static_cast<size_t>(h.cipher)]).add();
 }
 
+void Accounting::h2_over_limit(H2Limit limit) {
+  static constexpr Counter WorkerStats::*kByLimit[] = {
+      &WorkerStats::h2_over_streams, &WorkerStats::h2_over_header_list, &WorkerStats::h2_over_body};
+  static_assert(std::size(kByLimit) == static_cast<size_t>(H2Limit::body) + 1);
+  (stats_.*kByLimit[static_cast<size_t>(limit)]).add();
+}
+
+void Accounting::h2_flood(H2Flood flood) {
+  static constexpr Counter WorkerStats::*kByFlood[] = {
+      &WorkerStats::h2_flood_rapid_reset, &WorkerStats::h2_flood_continuation,
+      &WorkerStats::h2_flood_ack,         &WorkerStats::h2_flood_ping,
+      &WorkerStats::h2_flood_settings,    &WorkerStats::h2_flood_priority,
+      &WorkerStats::h2_flood_empty_data,
+  };
+  static_assert(std::size(kByFlood) == static_cast<size_t>(H2Flood::empty_data) + 1);
+  (stats_.*kByFlood[static_cast<size_t>(flood)]).add();
+}
+
 [[gnu::noinline]] void Accounting::count_shaping(Answered::Shaping s) {
   switch (s) {
     case Answered::Shaping::none:

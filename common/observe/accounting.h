@@ -75,6 +75,19 @@ struct TlsHandshake {
   Cipher cipher = Cipher::other;
 };
 
+// An HTTP/2 stream reset for going over a limit (docs/http2.md).
+enum class H2Limit : uint8_t { streams, header_list, body };
+// An HTTP/2 connection ended for a flood, by what flooded.
+enum class H2Flood : uint8_t {
+  rapid_reset,   // RST_STREAMs beyond nghttp2's rate (CVE-2023-44487)
+  continuation,  // CONTINUATIONs beyond nghttp2's count (CVE-2024-28182)
+  ack,           // PING or SETTINGS ACKs queued beyond nghttp2's count
+  ping,          // PINGs beyond the connection's budget
+  settings,      // SETTINGS beyond the budget, or with too many entries
+  priority,      // PRIORITYs beyond the budget
+  empty_data,    // DATA frames empty and not ending their stream, beyond the budget
+};
+
 class Accounting {
  public:
   // Counts into `stats`; times answers into `service_time` and logs them to
@@ -114,6 +127,14 @@ class Accounting {
   }
   // A request of those answered() counted came over HTTP/2.
   void answered_h2() { stats_.requests_h2.add(); }
+  // HTTP/2 frames and streams (docs/http2.md): the open-streams gauge,
+  // RST_STREAM and GOAWAY by direction, limits and floods.
+  void h2_stream_opened() { stats_.h2_streams_open.add(); }
+  void h2_streams_closed(uint64_t n) { stats_.h2_streams_open.sub(n); }
+  void h2_rst_stream(bool sent) { (sent ? stats_.h2_rst_sent : stats_.h2_rst_received).add(); }
+  void h2_goaway(bool sent) { (sent ? stats_.h2_goaway_sent : stats_.h2_goaway_received).add(); }
+  void h2_over_limit(H2Limit limit);
+  void h2_flood(H2Flood flood);
   // `count` answers of 200 to plain requests, none logged (hello-floor).
   void answered_ok(uint32_t count) {
     stats_.requests.add(count);

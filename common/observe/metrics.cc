@@ -43,6 +43,15 @@ constexpr FamilyHelp kHelp[] = {
      "other (garbage, a bad record, the client's alert), client_left (closed or timed out first)."},
     {"hello_tls_versions_total", "TLS handshakes completed, by version."},
     {"hello_tls_ciphers_total", "TLS handshakes completed, by the cipher of their suite."},
+    {"hello_http2_streams_open", "HTTP/2 request streams open now (--h2)."},
+    {"hello_http2_rst_stream_total", "HTTP/2 RST_STREAM frames, by direction (sent, received)."},
+    {"hello_http2_goaway_total", "HTTP/2 GOAWAY frames, by direction (sent, received)."},
+    {"hello_http2_limit_resets_total",
+     "HTTP/2 streams refused for a limit: streams (over SETTINGS_MAX_CONCURRENT_STREAMS), "
+     "header_list (over --max-header-bytes), body (over --max-body-bytes)."},
+    {"hello_http2_flood_closes_total",
+     "HTTP/2 connections ended with GOAWAY for a flood, by kind: rapid_reset, continuation, "
+     "ack (PING or SETTINGS ACKs queued), ping, settings, priority, empty_data."},
     {"hello_connections_open", "Connections open now."},
 };
 

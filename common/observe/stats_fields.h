@@ -123,6 +123,38 @@ enum class StatsShown : uint8_t {
     "hello_tls_ciphers_total", "cipher=\"CHACHA20-POLY1305\"")                                 \
   X(tls_cipher_other, "tls", "other_cipher", "", json_only,                                    \
     "hello_tls_ciphers_total", "cipher=\"other\"")                                             \
+  /* HTTP/2 (--h2, docs/http2.md): request streams open now (a gauge), RST_STREAM and GOAWAY  \
+     frames sent and received, streams reset over a limit, connections ended for a flood. */    \
+  X(h2_streams_open, "http2", "streams_open", "{} HTTP/2 streams open", if_nonzero,           \
+    "hello_http2_streams_open", "")                                                            \
+  X(h2_rst_sent, "http2", "rst_stream_sent", "{} RST_STREAM sent", if_nonzero,                \
+    "hello_http2_rst_stream_total", "direction=\"sent\"")                                       \
+  X(h2_rst_received, "http2", "rst_stream_received", "{} RST_STREAM received", if_nonzero,    \
+    "hello_http2_rst_stream_total", "direction=\"received\"")                                   \
+  X(h2_goaway_sent, "http2", "goaway_sent", "{} GOAWAY sent", if_nonzero,                     \
+    "hello_http2_goaway_total", "direction=\"sent\"")                                           \
+  X(h2_goaway_received, "http2", "goaway_received", "{} GOAWAY received", if_nonzero,         \
+    "hello_http2_goaway_total", "direction=\"received\"")                                       \
+  X(h2_over_streams, "http2", "over_max_streams", "{} streams over the limit", if_nonzero,    \
+    "hello_http2_limit_resets_total", "limit=\"streams\"")                                      \
+  X(h2_over_header_list, "http2", "over_header_list", "{} over the header list size",         \
+    if_nonzero, "hello_http2_limit_resets_total", "limit=\"header_list\"")                      \
+  X(h2_over_body, "http2", "over_body", "{} over the body size", if_nonzero,                  \
+    "hello_http2_limit_resets_total", "limit=\"body\"")                                         \
+  X(h2_flood_rapid_reset, "http2", "flood_rapid_reset", "{} rapid-reset floods", if_nonzero,  \
+    "hello_http2_flood_closes_total", "kind=\"rapid_reset\"")                                   \
+  X(h2_flood_continuation, "http2", "flood_continuation", "{} CONTINUATION floods",           \
+    if_nonzero, "hello_http2_flood_closes_total", "kind=\"continuation\"")                      \
+  X(h2_flood_ack, "http2", "flood_ack", "{} ACK floods", if_nonzero,                          \
+    "hello_http2_flood_closes_total", "kind=\"ack\"")                                           \
+  X(h2_flood_ping, "http2", "flood_ping", "{} PING floods", if_nonzero,                       \
+    "hello_http2_flood_closes_total", "kind=\"ping\"")                                          \
+  X(h2_flood_settings, "http2", "flood_settings", "{} SETTINGS floods", if_nonzero,           \
+    "hello_http2_flood_closes_total", "kind=\"settings\"")                                      \
+  X(h2_flood_priority, "http2", "flood_priority", "{} PRIORITY floods", if_nonzero,           \
+    "hello_http2_flood_closes_total", "kind=\"priority\"")                                      \
+  X(h2_flood_empty_data, "http2", "flood_empty_data", "{} empty-DATA floods", if_nonzero,     \
+    "hello_http2_flood_closes_total", "kind=\"empty_data\"")                                    \
   /* Open now. */                                                                              \
   X(open, "", "", "", live_only,                                                               \
     "hello_connections_open", "")

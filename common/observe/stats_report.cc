@@ -21,6 +21,12 @@ constexpr bool json_objects_adjacent() {
 }
 static_assert(json_objects_adjacent(), "HELLO_STATS_FIELDS: split JSON object");
 
+// A gauge (a metric not ending in _total, such as the streams open now)
+// says what is, not what happened since: /stats/reset leaves it as it is.
+constexpr bool is_gauge(const StatsField& f) {
+  return !f.metric.empty() && !f.metric.ends_with("_total");
+}
+
 }  // namespace
 
 StatsSnapshot StatsSnapshot::of(const WorkerStats& s) {
@@ -32,7 +38,7 @@ StatsSnapshot StatsSnapshot::of(const WorkerStats& s) {
 StatsSnapshot StatsSnapshot::since(const StatsSnapshot& earlier) const {
   StatsSnapshot r = *this;
   for (const StatsField& f : kStatsFields)
-    if (f.shown != StatsShown::live_only) r.*f.value -= earlier.*f.value;
+    if (f.shown != StatsShown::live_only && !is_gauge(f)) r.*f.value -= earlier.*f.value;
   return r;
 }
 

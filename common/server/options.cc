@@ -130,6 +130,12 @@ void add_connection_flags(CLI::App& app, Options& opt) {
   app.add_flag("--h2", opt.worker.h2,
                "HTTP/2 beside HTTP/1.1 on the port: by ALPN h2 with --tls; in clear by the "
                "preface (h2c, prior knowledge) or by Upgrade: h2c (docs/http2.md)");
+  app.add_option("--h2-max-streams", opt.worker.h2_max_streams,
+                 "With --h2: SETTINGS_MAX_CONCURRENT_STREAMS, the streams one HTTP/2 connection "
+                 "may have open at once; beyond it a stream is refused")
+      ->capture_default_str()
+      ->type_name("N")
+      ->check(CLI::Range(uint32_t{1}, uint32_t{0x7fffffff}));
   app.add_flag("--no-defer-accept", opt.no_defer_accept,
                "Accept a connection at its handshake, not at its first bytes (TCP_DEFER_ACCEPT, "
                "on by default: a silent client is accepted about a second late)");
@@ -302,6 +308,10 @@ std::optional<int> parse_options(const Persona& persona, int argc, char** argv, 
   }
   // --access-log with or without a path; its value alone cannot tell.
   opt.access_log = app.get_option("--access-log")->count() > 0;
+  if (app.get_option("--h2-max-streams")->count() > 0 && !opt.worker.h2) {
+    usage_error(opt, "--h2-max-streams needs --h2");
+    return kExitUsage;
+  }
   if (!check_tls(app, opt) || !check_values(persona, opt)) return kExitUsage;
   return std::nullopt;
 }

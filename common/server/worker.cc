@@ -76,6 +76,8 @@ Worker::Worker(const Persona& persona, const TableOptions& table_options,
     h2_setup_.header_timeout_ns = options.header_timeout_ms * 1000000;
     h2_setup_.send_timeout_ns = options.send_timeout_ms * 1000000;
     h2_setup_.max_body_bytes = options_.limits.max_body_bytes;
+    h2_setup_.max_header_list_bytes = options_.limits.max_header_bytes;
+    h2_setup_.max_concurrent_streams = options_.h2_max_streams;
     h2_setup_.h2c_upgrade = options.tls == nullptr;  // h2c is HTTP/2 in clear
     h2_setup_.tomcat = persona.h2_tomcat;
     context_.use_h2(true);

@@ -112,7 +112,12 @@ TEST(StatsReport, SummaryJsonOfAKnownSnapshot) {
       "\"tls\": {\"full\": 18, \"resumed\": 19, \"failed_version\": 20, \"failed_cipher\": 21, "
       "\"failed_plain_http\": 22, \"failed_other\": 23, \"failed_client_left\": 24, "
       "\"tls1_2\": 25, \"tls1_3\": 26, \"aes_128_gcm\": 27, \"aes_256_gcm\": 28, "
-      "\"chacha20_poly1305\": 29, \"other_cipher\": 30}}, "
+      "\"chacha20_poly1305\": 29, \"other_cipher\": 30}, "
+      "\"http2\": {\"streams_open\": 0, \"rst_stream_sent\": 0, \"rst_stream_received\": 0, "
+      "\"goaway_sent\": 0, \"goaway_received\": 0, \"over_max_streams\": 0, "
+      "\"over_header_list\": 0, \"over_body\": 0, \"flood_rapid_reset\": 0, "
+      "\"flood_continuation\": 0, \"flood_ack\": 0, \"flood_ping\": 0, \"flood_settings\": 0, "
+      "\"flood_priority\": 0, \"flood_empty_data\": 0}}, "
       "{\"id\": 1, \"connections\": 0, \"requests\": 0, \"requests_h2\": 0, \"bytes_in\": 0, "
       "\"bytes_out\": 0, "
       "\"responses\": {\"2xx\": 0, \"3xx\": 0, \"4xx\": 0, \"5xx\": 0}, \"parse_errors\": 0, "
@@ -123,7 +128,12 @@ TEST(StatsReport, SummaryJsonOfAKnownSnapshot) {
       "\"tls\": {\"full\": 0, \"resumed\": 0, \"failed_version\": 0, \"failed_cipher\": 0, "
       "\"failed_plain_http\": 0, \"failed_other\": 0, \"failed_client_left\": 0, "
       "\"tls1_2\": 0, \"tls1_3\": 0, \"aes_128_gcm\": 0, \"aes_256_gcm\": 0, "
-      "\"chacha20_poly1305\": 0, \"other_cipher\": 0}}], "
+      "\"chacha20_poly1305\": 0, \"other_cipher\": 0}, "
+      "\"http2\": {\"streams_open\": 0, \"rst_stream_sent\": 0, \"rst_stream_received\": 0, "
+      "\"goaway_sent\": 0, \"goaway_received\": 0, \"over_max_streams\": 0, "
+      "\"over_header_list\": 0, \"over_body\": 0, \"flood_rapid_reset\": 0, "
+      "\"flood_continuation\": 0, \"flood_ack\": 0, \"flood_ping\": 0, \"flood_settings\": 0, "
+      "\"flood_priority\": 0, \"flood_empty_data\": 0}}], "
       "\"total\": {\"connections\": 1, \"requests\": 5, \"requests_h2\": 4, \"bytes_in\": 6, "
       "\"bytes_out\": 7, "
       "\"responses\": {\"2xx\": 8, \"3xx\": 16, \"4xx\": 9, \"5xx\": 10}, \"parse_errors\": 11, "
@@ -135,7 +145,12 @@ TEST(StatsReport, SummaryJsonOfAKnownSnapshot) {
       "\"tls\": {\"full\": 18, \"resumed\": 19, \"failed_version\": 20, \"failed_cipher\": 21, "
       "\"failed_plain_http\": 22, \"failed_other\": 23, \"failed_client_left\": 24, "
       "\"tls1_2\": 25, \"tls1_3\": 26, \"aes_128_gcm\": 27, \"aes_256_gcm\": 28, "
-      "\"chacha20_poly1305\": 29, \"other_cipher\": 30}}}\n");
+      "\"chacha20_poly1305\": 29, \"other_cipher\": 30}, "
+      "\"http2\": {\"streams_open\": 0, \"rst_stream_sent\": 0, \"rst_stream_received\": 0, "
+      "\"goaway_sent\": 0, \"goaway_received\": 0, \"over_max_streams\": 0, "
+      "\"over_header_list\": 0, \"over_body\": 0, \"flood_rapid_reset\": 0, "
+      "\"flood_continuation\": 0, \"flood_ack\": 0, \"flood_ping\": 0, \"flood_settings\": 0, "
+      "\"flood_priority\": 0, \"flood_empty_data\": 0}}}\n");
 }
 
 // Service times in the summary and the JSON: three requests of 10 us, 20 us
