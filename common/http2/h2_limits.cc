@@ -69,7 +69,10 @@ void H2Guard::submit_settings(nghttp2_session* session) const {
       {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, setup_.max_concurrent_streams},
       {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE,
        static_cast<uint32_t>(std::min<size_t>(setup_.max_header_list_bytes, UINT32_MAX))}};
-  HELLO_CHECK(nghttp2_submit_settings(session, NGHTTP2_FLAG_NONE, settings, 2) == 0);
+  // Tomcat's SETTINGS (the spring persona's) has the first entry alone; the
+  // header list's limit holds all the same (the setting is advisory).
+  size_t n = setup_.tomcat ? 1 : 2;
+  HELLO_CHECK(nghttp2_submit_settings(session, NGHTTP2_FLAG_NONE, settings, n) == 0);
 }
 
 int H2Guard::on_begin_frame(nghttp2_session* session, const nghttp2_frame_hd& hd) {
