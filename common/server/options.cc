@@ -45,7 +45,9 @@ void add_process_flags(CLI::App& app, Options& opt) {
                                  "SO_REUSEPORT listener each")
                       ->capture_default_str()
                       ->check(CLI::Range(1, 1024));
-  app.add_flag("--fast", opt.fast, "As many workers as CPUs this process may run on")
+  app.add_flag("--fast", opt.fast,
+               "As many workers as CPUs this process may run on: its affinity mask, or fewer "
+               "where a cgroup's CPU quota allows fewer (a container's limit)")
       ->excludes(workers);
   app.add_flag("--pin", opt.pin, "Pin worker i to the i-th CPU this process may run on");
   app.add_option("--access-log", opt.access_log_path,

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "base/check.h"
+#include "base/cpu_quota.h"
 #include "base/file.h"
 #include "server/run.h"
 
@@ -198,7 +199,19 @@ int start_up(const Persona& persona, Options& opt, Process& process) {
     return kExitUsage;
   }
   std::vector<int> cpus = allowed_cpus();
-  if (opt.fast) opt.workers = static_cast<int>(cpus.size());
+  std::string fast;  // --fast: where the worker count came from, for the listening line
+  if (opt.fast) {
+    opt.workers = static_cast<int>(cpus.size());
+    CpuQuota quota = cgroup_cpu_quota();
+    if (quota.cpus > 0 && quota.cpus < opt.workers) {
+      fast = fmt::format(", --fast: {} of the {} CPUs it may run on, by the {}", quota.cpus,
+                         cpus.size(), quota.why);
+      opt.workers = quota.cpus;
+    } else {
+      fast = fmt::format(", --fast: the {} CPU{} it may run on", cpus.size(),
+                         cpus.size() == 1 ? "" : "s");
+    }
+  }
   if (int rc = make_tls(persona, opt, process); rc != 0) return rc;
   if (int rc = open_access_log(opt, process); rc != 0) return rc;
   // A client that resets mid-response must cost us a failed write, not the process.
@@ -214,8 +227,9 @@ int start_up(const Persona& persona, Options& opt, Process& process) {
   if (process.tls)
     tls = fmt::format(", TLS, certificate SHA-256 {}{}", process.tls->fingerprint(),
                       process.tls->made() ? " made at start" : "");
-  fmt::print(stderr, "listening on {}://{} ({} worker{}{})\n", process.tls ? "https" : "http",
-             address_text(sa, pool[0]->port()), opt.workers, opt.workers == 1 ? "" : "s", tls);
+  fmt::print(stderr, "listening on {}://{} ({} worker{}{}{})\n", process.tls ? "https" : "http",
+             address_text(sa, pool[0]->port()), opt.workers, opt.workers == 1 ? "" : "s", fast,
+             tls);
   if (!opt.admin.empty())
     fmt::print(stderr, "admin on http://{}\n",
                address_text(admin_sa, process.control.admin_port()));
