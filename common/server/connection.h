@@ -192,7 +192,7 @@ class Connection final {
   // stopping, and activity for the drain check.
   bool peer_done_ = false;
   bool first_read_ = false;  // no read consumed yet: --h2 may still choose HTTP/2
-  bool h2_live_ = false;  // HTTP/2: some stream is live (a request or an answer unfinished)
+  bool h2_live_ = false;     // HTTP/2: some stream is live (a request or an answer unfinished)
   bool draining_ = false;
   bool read_since_check_ = false;
   // ending: the closing request ended exactly where the input did.

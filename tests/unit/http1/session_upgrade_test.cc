@@ -62,7 +62,7 @@ TEST_F(SessionUpgradeTest, AHeadCutAcrossReadsIsAnsweredInHttp11) {
 TEST_F(SessionUpgradeTest, ABodyOrBadSettingsKeepHttp11) {
   for (std::string in :
        {std::string("POST / HTTP/1.1\r\nHost: t\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: "
-                     "h2c\r\nHTTP2-Settings: AAMAAABk\r\nContent-Length: 2\r\n\r\nhi"),
+                    "h2c\r\nHTTP2-Settings: AAMAAABk\r\nContent-Length: 2\r\n\r\nhi"),
         std::string("GET / HTTP/1.1\r\nHost: t\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n"
                     "HTTP2-Settings: AAMAAA\r\n\r\n")}) {
     session_.reset();
