@@ -170,11 +170,7 @@ bool Session::answer_shaped(std::string& out, Variant v, bool head) {
   } else if (!d.sized) {
     text = table_.content(route);
   }
-  bool bodyless = status == 204 || status == 304;
-  uint64_t length = bodyless ? 0 : d.sized ? d.size : text.size();
-  char decision[kDecisionText];
-  size_t n = format_decision(shape, d, status, length, decision);
-  table_.append_shaped_head(out, route, v, status, length, shape, {decision, n});
+  uint64_t length = table_.append_decided_head(out, route, v, status, shape, d, text.size());
   if (!head && length > 0) {
     if (d.sized) {
       stream_.body = {pattern_bytes(), kPatternBytes, length};

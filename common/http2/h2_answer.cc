@@ -149,12 +149,9 @@ void H2Session::answer_shaped(H2Stream& s) {
   } else if (!d.sized) {
     text = table_.content(route);
   }
-  bool bodyless = status == 204 || status == 304;
-  uint64_t length = bodyless ? 0 : d.sized ? d.size : text.size();
-  char decision[kDecisionText];
-  size_t n = format_decision(shape, d, status, length, decision);
   s.head.clear();
-  table_.append_shaped_head(s.head, route, kVariant, status, length, shape, {decision, n});
+  uint64_t length =
+      table_.append_decided_head(s.head, route, kVariant, status, shape, d, text.size());
   s.field_count = h2_fields_of_head(s.head, s.own, H2Stream::kMaxFields);
   s.fields = s.own;
   s.status = status;

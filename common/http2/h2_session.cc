@@ -46,6 +46,10 @@ constexpr std::string_view kShapeField = "x-hello-shape";
 
 }  // namespace
 
+nghttp2_mem* h2_memory() {
+  return kRecycling ? &kMem : nullptr;
+}
+
 uint64_t monotonic_ns() {
   timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -247,7 +251,7 @@ H2Session::H2Session(const ResponseTable& table, const H2Setup& setup, Accountin
   nghttp2_session_callbacks_set_on_begin_frame_callback(cb, H2Callbacks::begin_frame);
   nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(cb, H2Callbacks::invalid_frame);
   nghttp2_option* opt = H2Guard::options();
-  int rc = nghttp2_session_server_new3(&session_, cb, this, opt, kRecycling ? &kMem : nullptr);
+  int rc = nghttp2_session_server_new3(&session_, cb, this, opt, h2_memory());
   nghttp2_option_del(opt);
   nghttp2_session_callbacks_del(cb);
   HELLO_CHECK(rc == 0);

@@ -21,6 +21,10 @@
 
 namespace hello {
 
+// nghttp2's memory functions on the worker's recycled blocks
+// (base/recycled.h), or null (plain malloc) in a sanitized build.
+nghttp2_mem* h2_memory();
+
 // nghttp2's read callback for a stream's body (h2_session.cc).
 ssize_t h2_read_body(nghttp2_session* session, int32_t stream_id, uint8_t* buf, size_t length,
                      uint32_t* flags, nghttp2_data_source* source, void* user);

@@ -20,7 +20,6 @@
 #include <string_view>
 #include <vector>
 
-#include "base/recycled.h"
 #include "h2_frames.h"
 #include "http1/session.h"
 #include "http2/h2_session.h"
@@ -493,20 +492,13 @@ TEST(Allocation, ShapedAnswersAllocateNothingPerRequestOverLoopback) {
   worker.join();
 }
 
-// nghttp2's client over a socket, its memory recycled as the server's is,
-// so that the client side counted with the server adds nothing once warm.
+// nghttp2's client over a socket, its memory recycled as the server's is
+// (h2_memory()), so that the client side counted with the server adds
+// nothing once warm.
 // It sends batches of GET / and reads until each batch's streams ended.
 class H2SocketClient {
  public:
   explicit H2SocketClient(int fd, SSL* ssl = nullptr) : fd_(fd), ssl_(ssl) {
-    static nghttp2_mem mem = {nullptr, [](size_t n, void*) { return recycled_malloc(n); },
-                              [](void* p, void*) { recycled_free(p); },
-                              [](size_t count, size_t n, void*) {
-                                void* p = recycled_malloc(count * n);
-                                if (p != nullptr) memset(p, 0, count * n);
-                                return p;
-                              },
-                              [](void* p, size_t n, void*) { return recycled_realloc(p, n); }};
     nghttp2_session_callbacks* cb = nullptr;
     nghttp2_session_callbacks_new(&cb);
     nghttp2_session_callbacks_set_on_frame_recv_callback(
@@ -516,7 +508,7 @@ class H2SocketClient {
             ++static_cast<H2SocketClient*>(self)->ended_;
           return 0;
         });
-    nghttp2_session_client_new3(&session_, cb, this, nullptr, kRecycling ? &mem : nullptr);
+    nghttp2_session_client_new3(&session_, cb, this, nullptr, h2_memory());
     nghttp2_session_callbacks_del(cb);
     nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, nullptr, 0);
     buf_.resize(65536);

@@ -28,6 +28,19 @@ enum : uint8_t {
   kContinuation = 9,
 };
 enum : uint8_t { kEndStream = 0x1, kAck = 0x1, kEndHeaders = 0x4, kPadded = 0x8 };
+// RFC 9113 section 7's error codes.
+enum : uint32_t {
+  kNoError = 0,
+  kProtocolError = 1,
+  kInternalError = 2,
+  kFlowControlError = 3,
+  kStreamClosed = 5,
+  kFrameSizeError = 6,
+  kRefusedStream = 7,
+  kCancel = 8,
+  kCompressionError = 9,
+  kEnhanceYourCalm = 11,
+};
 
 inline std::string be32(uint32_t v) {
   return {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
@@ -118,6 +131,10 @@ inline std::string headers(uint32_t stream, std::string_view block,
 }
 inline std::string get(uint32_t stream, std::string_view path = "/") {
   return headers(stream, request_block("GET", path));
+}
+// A POST's HEADERS that leaves the stream open for DATA.
+inline std::string open_post(uint32_t stream, std::string_view extra = {}) {
+  return headers(stream, request_block("POST", "/", extra), kEndHeaders);
 }
 
 struct Frame {

@@ -14,20 +14,6 @@ namespace {
 
 using namespace h2raw;
 
-enum : uint32_t {
-  kNoError = 0,
-  kProtocolError = 1,
-  kFlowControlError = 3,
-  kStreamClosed = 5,
-  kFrameSizeError = 6,
-  kCompressionError = 9,
-};
-
-// A POST's HEADERS that leaves the stream open for DATA.
-std::string open_post(uint32_t stream, std::string_view extra = {}) {
-  return headers(stream, request_block("POST", "/", extra), kEndHeaders);
-}
-
 using H2Conformance = H2RawTest;
 
 // --- The preface (h2spec http2/3.5) ---

@@ -12,18 +12,6 @@ namespace {
 
 using namespace h2raw;
 
-enum : uint32_t {
-  kProtocolError = 1,
-  kInternalError = 2,
-  kRefusedStream = 7,
-  kCancel = 8,
-  kEnhanceYourCalm = 11,
-};
-
-std::string open_post(uint32_t stream, std::string_view extra = {}) {
-  return headers(stream, request_block("POST", "/", extra), kEndHeaders);
-}
-
 // The value of `id` in the server's first SETTINGS, or -1.
 int64_t setting(const std::vector<Frame>& fs, uint16_t id) {
   for (const Frame& f : fs) {
