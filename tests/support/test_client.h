@@ -18,7 +18,8 @@ namespace hello::test {
 using namespace std::chrono_literals;
 
 // A running hello-NAME process, started with -H 127.0.0.1, -p 0 unless the
-// flags give a port, and the given extra flags; stopped with SIGTERM when destroyed.
+// flags give a port or the environment does (PORT, HELLO_PORT), and the
+// given extra flags; stopped with SIGTERM when destroyed.
 class ServerProcess {
  public:
   ServerProcess(const std::string& persona, const std::vector<std::string>& flags = {});
