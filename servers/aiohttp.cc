@@ -34,6 +34,4 @@ constexpr hello::Persona kAiohttp{
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  return hello::run(kAiohttp, argc, argv);
-}
+HELLO_MAIN(kAiohttp)

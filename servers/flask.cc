@@ -28,6 +28,4 @@ constexpr hello::Persona kFlask{
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  return hello::run(kFlask, argc, argv);
-}
+HELLO_MAIN(kFlask)

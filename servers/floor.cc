@@ -26,6 +26,4 @@ constexpr hello::Persona kFloor{
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  return hello::run(kFloor, argc, argv);
-}
+HELLO_MAIN(kFloor)

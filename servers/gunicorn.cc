@@ -29,6 +29,4 @@ constexpr hello::Persona kGunicorn{
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  return hello::run(kGunicorn, argc, argv);
-}
+HELLO_MAIN(kGunicorn)

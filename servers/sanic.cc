@@ -33,6 +33,4 @@ constexpr hello::Persona kSanic{
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  return hello::run(kSanic, argc, argv);
-}
+HELLO_MAIN(kSanic)

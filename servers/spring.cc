@@ -42,6 +42,4 @@ constexpr hello::Persona kSpring{
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  return hello::run(kSpring, argc, argv);
-}
+HELLO_MAIN(kSpring)

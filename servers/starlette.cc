@@ -35,6 +35,4 @@ constexpr hello::Persona kStarlette{
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  return hello::run(kStarlette, argc, argv);
-}
+HELLO_MAIN(kStarlette)

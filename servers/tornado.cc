@@ -37,6 +37,4 @@ constexpr hello::Persona kTornado{
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  return hello::run(kTornado, argc, argv);
-}
+HELLO_MAIN(kTornado)

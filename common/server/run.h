@@ -1,5 +1,6 @@
 // The entry point of every binary: servers/NAME.cc describes a persona and
-// its main() hands that description to run().
+// ends with HELLO_MAIN(kPersona), whose main() hands that description to
+// run().
 #pragma once
 
 #include "persona/persona.h"
@@ -15,3 +16,19 @@ inline constexpr int kExitStartup = 1;
 int run(const Persona& persona, int argc, char** argv);
 
 }  // namespace hello
+
+// main() of hello-NAME. Compiled into hello-family, every persona in one
+// binary (HELLO_MULTI_CALL names each persona's function; see
+// servers/multi_call.cc.in), it is instead the function that returns the
+// persona, and that binary's main() picks one by the name it runs under.
+#ifdef HELLO_MULTI_CALL
+#define HELLO_MAIN(persona)                  \
+  const hello::Persona& HELLO_MULTI_CALL() { \
+    return persona;                          \
+  }
+#else
+#define HELLO_MAIN(persona)                 \
+  int main(int argc, char** argv) {         \
+    return hello::run(persona, argc, argv); \
+  }
+#endif
