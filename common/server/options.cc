@@ -8,6 +8,8 @@
 #include <random>
 
 #include "base/duration.h"
+#include "net/probe.h"
+#include "server/environment.h"
 #include "server/run.h"
 #include "shaping/shape.h"
 #include "shaping/stall.h"
@@ -148,6 +150,20 @@ void add_connection_flags(CLI::App& app, Options& opt) {
       ->type_name("HOST:PORT");
 }
 
+// A health check for an image without curl (docs/containers.md).
+void add_probe_flags(CLI::App& app, Options& opt) {
+  app.add_option("--probe", opt.probe,
+                 "Do not serve: GET URL once, print one line, exit 0 on a 2xx answer, else 1. "
+                 "URL is http://HOST:PORT/PATH, or /PATH on --admin's address (a container's "
+                 "HEALTHCHECK or a Kubernetes exec probe: --probe /readyz)")
+      ->type_name("URL");
+  app.add_option("--probe-timeout", opt.probe_timeout,
+                 "The longest --probe waits for the connection and the status line")
+      ->capture_default_str()
+      ->type_name("SECONDS")
+      ->check(CLI::Range(0.001, 3600.0));
+}
+
 // HTTPS on the persona's port (docs/tls.md).
 void add_tls_flags(CLI::App& app, Options& opt) {
   TlsOptions& t = opt.tls;
@@ -188,14 +204,16 @@ void add_tls_flags(CLI::App& app, Options& opt) {
 bool check_tls(const CLI::App& app, Options& opt) {
   TlsOptions& t = opt.tls;
   if (t.cert_path.empty() != t.key_path.empty()) {
-    usage_error(opt,
-                t.cert_path.empty() ? "--tls-key needs --tls-cert" : "--tls-cert needs --tls-key");
+    usage_error(opt, t.cert_path.empty()
+                         ? fmt::format("{} needs --tls-cert", given_as(opt, "--tls-key"))
+                         : fmt::format("{} needs --tls-key", given_as(opt, "--tls-cert")));
     return false;
   }
   if (!t.cert_path.empty()) {
     t.enabled = true;
     if (app.get_option("--tls-key-type")->count() > 0) {
-      usage_error(opt, "--tls-key-type is for a certificate made at start, not with --tls-cert");
+      usage_error(opt, fmt::format("{} is for a certificate made at start, not with --tls-cert",
+                                   given_as(opt, "--tls-key-type")));
       return false;
     }
   }
@@ -203,7 +221,7 @@ bool check_tls(const CLI::App& app, Options& opt) {
   for (const char* flag : {"--tls-key-type", "--tls-write-cert", "--tls-min", "--tls-ciphers",
                            "--tls-ciphersuites", "--tls-groups", "--tls-no-resume"})
     if (app.get_option(flag)->count() > 0) {
-      usage_error(opt, fmt::format("{} needs --tls", flag));
+      usage_error(opt, fmt::format("{} needs --tls", given_as(opt, flag)));
       return false;
     }
   return true;
@@ -215,15 +233,16 @@ bool check_shaping(const Persona& persona, Options& opt) {
   uint64_t max_delay_us = 0;
   std::string why;
   if (!parse_duration(opt.max_delay, max_delay_us, why)) {
-    usage_error(opt, fmt::format("--max-delay: bad duration \"{}\": {}", opt.max_delay, why));
+    usage_error(opt, fmt::format("{}: bad duration \"{}\": {}", given_as(opt, "--max-delay"),
+                                 opt.max_delay, why));
     return false;
   }
   opt.reserved = reserved_headers(persona);
   opt.table.shape_limits = {max_delay_us, opt.max_size, &opt.reserved};
   bool shaping = opt.table.shape || !opt.table.shape_default.empty();
   if (shaping && persona.no_parsing) {
-    fmt::print(stderr, "{}: --shape: {} parses nothing and answers every request alike\n", opt.name,
-               opt.name);
+    fmt::print(stderr, "{}: {}: {} parses nothing and answers every request alike\n", opt.name,
+               given_as(opt, opt.table.shape ? "--shape" : "--shape-default"), opt.name);
     return false;
   }
   if (!opt.table.shape_default.empty()) {
@@ -231,7 +250,7 @@ bool check_shaping(const Persona& persona, Options& opt) {
     Shape shape;
     ShapeError error;
     if (!parse_shape(text.data(), text.size(), opt.table.shape_limits, shape, error)) {
-      usage_error(opt, fmt::format("--shape-default: {}", error.view()));
+      usage_error(opt, fmt::format("{}: {}", given_as(opt, "--shape-default"), error.view()));
       return false;
     }
   }
@@ -245,7 +264,8 @@ bool check_stalls(Options& opt) {
   for (const std::string& spec : opt.stalls) {
     Stall stall;
     if (!parse_stall(spec, stall, why)) {
-      usage_error(opt, fmt::format("--stall: bad value \"{}\": {}", spec, why));
+      usage_error(opt,
+                  fmt::format("{}: bad value \"{}\": {}", given_as(opt, "--stall"), spec, why));
       return false;
     }
     opt.worker.stalls.push_back(stall);
@@ -273,8 +293,8 @@ bool load_file_routes(const Persona& persona, Options& opt) {
 // take from them.
 bool check_values(const Persona& persona, Options& opt) {
   if (!opt.routes_path.empty() && persona.no_parsing) {
-    fmt::print(stderr, "{}: --routes: {} parses nothing and answers every request alike\n",
-               opt.name, opt.name);
+    fmt::print(stderr, "{}: {}: {} parses nothing and answers every request alike\n", opt.name,
+               given_as(opt, "--routes"), opt.name);
     return false;
   }
   if (!check_shaping(persona, opt) || !check_stalls(opt) || !load_file_routes(persona, opt))
@@ -289,32 +309,45 @@ bool check_values(const Persona& persona, Options& opt) {
 
 }  // namespace
 
-std::optional<int> parse_options(const Persona& persona, int argc, char** argv, Options& opt) {
+std::unique_ptr<CLI::App> make_app(const Persona& persona, Options& opt) {
   opt.name = fmt::format("hello-{}", persona.name);
   opt.port = persona.port;
   opt.keep_alive_timeout = persona.keep_alive_timeout;
-  CLI::App app{fmt::format("{}: {}", opt.name, persona.summary), opt.name};
-  add_serving_flags(app, opt);
-  add_process_flags(app, opt);
-  add_request_flags(app, opt);
-  add_shaping_flags(app, opt);
-  add_connection_flags(app, opt);
-  add_tls_flags(app, opt);
-  app.set_version_flag("-V,--version", fmt::format("{} {}", opt.name, kVersion));
+  auto app = std::make_unique<CLI::App>(fmt::format("{}: {}", opt.name, persona.summary), opt.name);
+  add_serving_flags(*app, opt);
+  add_process_flags(*app, opt);
+  add_request_flags(*app, opt);
+  add_shaping_flags(*app, opt);
+  add_connection_flags(*app, opt);
+  add_tls_flags(*app, opt);
+  add_probe_flags(*app, opt);
+  app->set_version_flag("-V,--version", fmt::format("{} {}", opt.name, kVersion));
+  describe_environment(*app);
+  return app;
+}
+
+std::optional<int> parse_options(const Persona& persona, int argc, char** argv, Options& opt) {
+  std::unique_ptr<CLI::App> app = make_app(persona, opt);
   try {
-    app.parse(argc, argv);
+    app->parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);
+    if (e.get_exit_code() == 0) return app->exit(e);
     usage_error(opt, e.what());
     return kExitUsage;
   }
+  if (!apply_environment(*app, opt)) return kExitUsage;
+  if (!opt.probe.empty()) {
+    ProbeResult result = probe(opt.probe, opt.admin, opt.probe_timeout);
+    fmt::print(result.healthy ? stdout : stderr, "{}: probe {}\n", opt.name, result.line);
+    return result.healthy ? 0 : 1;
+  }
   // --access-log with or without a path; its value alone cannot tell.
-  opt.access_log = app.get_option("--access-log")->count() > 0;
-  if (app.get_option("--h2-max-streams")->count() > 0 && !opt.worker.h2) {
-    usage_error(opt, "--h2-max-streams needs --h2");
+  opt.access_log = app->get_option("--access-log")->count() > 0;
+  if (app->get_option("--h2-max-streams")->count() > 0 && !opt.worker.h2) {
+    usage_error(opt, fmt::format("{} needs --h2", given_as(opt, "--h2-max-streams")));
     return kExitUsage;
   }
-  if (!check_tls(app, opt) || !check_values(persona, opt)) return kExitUsage;
+  if (!check_tls(*app, opt) || !check_values(persona, opt)) return kExitUsage;
   return std::nullopt;
 }
 

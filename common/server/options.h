@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,6 +14,10 @@
 #include "persona/routes_file.h"
 #include "server/worker.h"
 #include "tls/tls_context.h"
+
+namespace CLI {
+class App;
+}
 
 namespace hello {
 
@@ -53,11 +58,21 @@ struct Options {
   bool no_defer_accept = false;       // --no-defer-accept
   std::vector<std::string> reserved;  // the persona's own headers, for table.shape_limits
   TlsOptions tls;                     // --tls and its flags (docs/tls.md)
+  std::string probe;                  // --probe URL: ask it and exit
+  double probe_timeout = 1;           // --probe-timeout SECONDS
+  // The flags the environment set, each with its variable
+  // (server/environment.h), for the errors of the later checks.
+  std::vector<std::pair<std::string, std::string>> from_environment;
 };
+
+// The flags of `persona`'s binary, each storing into `opt`, with their
+// variables in --help; nothing parsed yet.
+std::unique_ptr<CLI::App> make_app(const Persona& persona, Options& opt);
 
 // Parses and checks the command line of `persona`'s binary into `opt`.
 // Returns nothing if the server is to start, else the status to exit with
-// at once: 0 after --help or --version, kExitUsage after the error line.
+// at once: 0 after --help or --version, kExitUsage after the error line,
+// --probe's 0 or 1.
 std::optional<int> parse_options(const Persona& persona, int argc, char** argv, Options& opt);
 
 // Prints "NAME: TEXT (usage: NAME [OPTIONS], see --help)" on stderr, the

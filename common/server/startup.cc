@@ -15,41 +15,19 @@
 #include "base/check.h"
 #include "base/cpu_quota.h"
 #include "base/file.h"
+#include "net/address.h"
+#include "server/environment.h"
 #include "server/run.h"
 
 namespace hello {
 
 namespace {
 
-std::string address_text(const struct sockaddr* sa, int port) {
-  char ip[INET6_ADDRSTRLEN] = "";
-  if (sa->sa_family == AF_INET6) {
-    HELLO_CHECK_UV(uv_ip6_name(reinterpret_cast<const struct sockaddr_in6*>(sa), ip, sizeof ip));
-    return fmt::format("[{}]:{}", ip, port);
-  }
-  HELLO_CHECK_UV(uv_ip4_name(reinterpret_cast<const struct sockaddr_in*>(sa), ip, sizeof ip));
-  return fmt::format("{}:{}", ip, port);
-}
-
 void set_port(struct sockaddr_storage* ss, int port) {
   if (ss->ss_family == AF_INET6)
     reinterpret_cast<struct sockaddr_in6*>(ss)->sin6_port = htons(static_cast<uint16_t>(port));
   else
     reinterpret_cast<struct sockaddr_in*>(ss)->sin_port = htons(static_cast<uint16_t>(port));
-}
-
-// Resolves a numeric address or a host name such as "localhost".
-bool resolve(const std::string& host, int port, struct sockaddr_storage* out) {
-  struct addrinfo hints {};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-  struct addrinfo* res = nullptr;
-  std::string service = std::to_string(port);
-  if (getaddrinfo(host.c_str(), service.c_str(), &hints, &res) != 0 || res == nullptr) return false;
-  memcpy(out, res->ai_addr, res->ai_addrlen);
-  freeaddrinfo(res);
-  return true;
 }
 
 // With SO_REUSEPORT a second server of ours would silently share the port
@@ -78,22 +56,6 @@ std::vector<int> allowed_cpus() {
   return cpus;
 }
 
-// "HOST:PORT" or "[IPv6]:PORT" into a host and a port; false if malformed.
-bool split_host_port(const std::string& text, std::string& host, int& port) {
-  size_t colon = text.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) return false;
-  host = text.substr(0, colon);
-  if (host.front() == '[') {
-    if (host.back() != ']') return false;
-    host = host.substr(1, host.size() - 2);
-  }
-  std::string digits = text.substr(colon + 1);
-  if (digits.size() > 5 || digits.find_first_not_of("0123456789") != std::string::npos)
-    return false;
-  port = std::stoi(digits);
-  return port <= 65535;
-}
-
 // --admin into `addr`, and the loop metrics its /metrics reports; false
 // after the error line.
 bool resolve_admin(Options& opt, struct sockaddr_storage* addr) {
@@ -101,9 +63,9 @@ bool resolve_admin(Options& opt, struct sockaddr_storage* addr) {
   std::string host;
   int port = 0;
   if (!split_host_port(opt.admin, host, port) || !resolve(host, port, addr)) {
-    usage_error(opt, fmt::format("--admin: bad address \"{}\": HOST:PORT expected, such as "
+    usage_error(opt, fmt::format("{}: bad address \"{}\": HOST:PORT expected, such as "
                                  "127.0.0.1:9100",
-                                 opt.admin));
+                                 given_as(opt, "--admin"), opt.admin));
     return false;
   }
   opt.worker.loop_metrics = true;

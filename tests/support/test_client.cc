@@ -118,7 +118,8 @@ std::vector<PersonaInfo> read_personas() {
 
 ServerProcess::ServerProcess(const std::string& persona, const std::vector<std::string>& flags) {
   std::vector<std::string> args = {"-H", "127.0.0.1"};
-  if (std::find(flags.begin(), flags.end(), "-p") == flags.end())
+  if (std::find(flags.begin(), flags.end(), "-p") == flags.end() && getenv("PORT") == nullptr &&
+      getenv("HELLO_PORT") == nullptr)
     args.insert(args.end(), {"-p", "0"});
   args.insert(args.end(), flags.begin(), flags.end());
   std::vector<std::string> wrap = server_wrap();

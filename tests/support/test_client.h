@@ -18,7 +18,8 @@ namespace hello::test {
 using namespace std::chrono_literals;
 
 // A running hello-NAME process, started with -H 127.0.0.1, -p 0 unless the
-// flags give a port, and the given extra flags; stopped with SIGTERM when destroyed.
+// flags give a port or the environment does (PORT, HELLO_PORT), and the
+// given extra flags; stopped with SIGTERM when destroyed.
 // With HELLO_TEST_SERVER_WRAP set (a command prefix, split on spaces, e.g.
 // `podman run --rm -i --network host IMAGE`), it runs `PREFIX hello-NAME FLAGS`
 // instead of the build's binary (scripts/image --test, docs/containers.md).
