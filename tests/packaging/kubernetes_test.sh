@@ -176,7 +176,7 @@ run_play() {
   if ! command -v podman >/dev/null 2>&1; then skip "podman kube play: podman not found (scripts/setup --image)"; return; fi
   # podman set up as scripts/image does it: CONTAINERS_CONF, and vfs
   # storage where overlay mounts cannot work.
-  # shellcheck source=../../scripts/podman-env
+  # shellcheck source=scripts/podman-env
   . "$root/scripts/podman-env" >"$tmp/podman-env.log" 2>&1 ||
     { skip "podman kube play: scripts/podman-env failed: $(tail -1 "$tmp/podman-env.log")"; return; }
   if ! timeout 60 podman info >"$tmp/podman-info.log" 2>&1; then
@@ -248,8 +248,8 @@ EOF
     return
   fi
 
-  local answer='' i
-  for i in $(seq 50); do
+  local answer=''
+  for _ in $(seq 50); do
     answer=$(http_get "$port" /)
     [[ $answer == $'HTTP/1.1 200 OK\nHello!!!' ]] && break
     sleep 0.2
@@ -292,7 +292,7 @@ EOF
   before=$(accepted "$admin")
   http_get "$port" "/?delay=3s" 15 >"$tmp/in-flight.txt" &
   local request=$!
-  for i in $(seq 50); do
+  for _ in $(seq 50); do
     (($(accepted "$admin") > before)) && break  # the admin port's own connections are not counted
     sleep 0.1
   done
@@ -303,7 +303,7 @@ EOF
   timeout $((grace + 30)) podman pod stop -t "$grace" "$pod" >"$tmp/stop.log" 2>&1 &
   local stopper=$!
   local ready='' waited=0
-  for i in $(seq 100); do
+  for _ in $(seq 100); do
     ready=$(http_get "$admin" /readyz 2 | head -1)
     [[ $ready == "HTTP/1.1 503"* ]] && break
     sleep 0.1
