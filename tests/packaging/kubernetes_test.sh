@@ -167,7 +167,7 @@ http_get() {
     cat <&3' _ "$1" "$2" 2>/dev/null | tr -d '\r' | sed -n '1p; /^$/,$p' | sed '/^$/d' || true
 }
 accepted() {  # connections the server has accepted, from its /metrics
-  http_get "$1" /metrics | awk '/^hello_connections_accepted_total/ { n += $2 } END { print n + 0 }'
+  http_get "$1" /metrics 2 | awk '/^hello_connections_accepted_total/ { n += $2 } END { print n + 0 }'
 }
 
 run_play() {
@@ -249,8 +249,11 @@ EOF
   fi
 
   local answer=''
+  # At most 50 tries and 10 s: a container starts in about a second here.
+  local deadline=$((SECONDS + 10))
   for _ in $(seq 50); do
-    answer=$(http_get "$port" /)
+    ((SECONDS < deadline)) || break
+    answer=$(http_get "$port" / 2)
     [[ $answer == $'HTTP/1.1 200 OK\nHello!!!' ]] && break
     sleep 0.2
   done
@@ -292,7 +295,9 @@ EOF
   before=$(accepted "$admin")
   http_get "$port" "/?delay=3s" 15 >"$tmp/in-flight.txt" &
   local request=$!
+  deadline=$((SECONDS + 5))
   for _ in $(seq 50); do
+    ((SECONDS < deadline)) || break
     (($(accepted "$admin") > before)) && break  # the admin port's own connections are not counted
     sleep 0.1
   done
@@ -303,8 +308,10 @@ EOF
   timeout $((grace + 30)) podman pod stop -t "$grace" "$pod" >"$tmp/stop.log" 2>&1 &
   local stopper=$!
   local ready='' waited=0
+  deadline=$((SECONDS + 10))
   for _ in $(seq 100); do
-    ready=$(http_get "$admin" /readyz 2 | head -1)
+    ((SECONDS < deadline)) || break
+    ready=$(http_get "$admin" /readyz 1 | head -1)
     [[ $ready == "HTTP/1.1 503"* ]] && break
     sleep 0.1
   done
