@@ -84,7 +84,7 @@ pid_t spawn(const std::string& binary, const std::vector<std::string>& args, int
 
 // HELLO_TEST_SERVER_WRAP, split on spaces and tabs (no quoting): a command
 // prefix that ServerProcess runs instead of the build's binary, such as
-// `podman run --rm -i --network host IMAGE`, followed by `hello-NAME` and
+// `podman run --rm --network host IMAGE`, followed by `hello-NAME` and
 // the flags. Empty when unset: the build's binaries run directly.
 std::vector<std::string> server_wrap() {
   std::vector<std::string> words;

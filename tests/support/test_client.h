@@ -21,7 +21,7 @@ using namespace std::chrono_literals;
 // flags give a port or the environment does (PORT, HELLO_PORT), and the
 // given extra flags; stopped with SIGTERM when destroyed.
 // With HELLO_TEST_SERVER_WRAP set (a command prefix, split on spaces, e.g.
-// `podman run --rm -i --network host IMAGE`), it runs `PREFIX hello-NAME FLAGS`
+// `podman run --rm --network host IMAGE`), it runs `PREFIX hello-NAME FLAGS`
 // instead of the build's binary (scripts/image --test, docs/containers.md).
 class ServerProcess {
  public:
