@@ -44,15 +44,15 @@ skip() { echo "SKIP: $*"; skipped+=("$*"); }
 # installed where missing, CONTAINERS_CONF, vfs storage where overlay
 # mounts cannot work.
 podman_why=
-podman_log=${TMPDIR:-/tmp}/hello-podman-env.$$.log
+# Not redirected: in a chroot podman-env runs this script again in its
+# place, and that run's output is this test's.
 # shellcheck source=scripts/podman-env
 # shellcheck disable=SC1091
-if ! . "$root/scripts/podman-env" >"$podman_log" 2>&1; then
-  podman_why="scripts/podman-env failed: $(tail -1 "$podman_log")"
-elif ! timeout 60 podman info >"$podman_log" 2>&1; then
-  podman_why="podman info fails here: $(tail -1 "$podman_log")"
+if ! . "$root/scripts/podman-env"; then
+  podman_why="scripts/podman-env failed (its output is above)"
+elif ! podman_info=$(timeout 60 podman info 2>&1); then
+  podman_why="podman info fails here: $(tail -1 <<<"$podman_info")"
 fi
-rm -f "$podman_log"
 
 tmp=$(mktemp -d)
 play_yaml=
