@@ -212,7 +212,7 @@ def check_prometheus(admin, tmp):
                 fail(f"Prometheus's metadata of {name} is {meta.get(name)}, not {want}: "
                      "it did not read OpenMetrics")
         print(f"Prometheus: {len(stored)} series stored = the exposition's {len(expo)} "
-              f"({len(set(created))} _created series among them), scrape_samples_scraped "
+              f"({len(created)} _created series among them), scrape_samples_scraped "
               f"{samples:.0f}; metadata from OpenMetrics (units, hello_build info)")
     finally:
         prometheus.terminate()
