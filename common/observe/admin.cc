@@ -6,8 +6,10 @@
 #include <string_view>
 
 #include "base/check.h"
+#include "http/field_syntax.h"
 #include "http/status.h"
 #include "net/tcp_port.h"
+#include "observe/metrics_format.h"
 
 namespace hello {
 
@@ -28,6 +30,9 @@ struct AdminServer::Exchange {
   uv_write_t write;
   llhttp_t parser;
   std::string target;
+  std::string field;   // the header field name being read
+  std::string accept;  // the Accept header fields, joined with ", " (for /metrics)
+  bool in_accept = false;
   std::string out;
   size_t head_bytes = 0;
   int status = 0;   // set once the answer is known
@@ -60,6 +65,24 @@ struct AdminCallbacks {
     }
     return 0;
   }
+  static int header_field(llhttp_t* p, const char* at, size_t n) {
+    if (int rc = header_bytes(p, at, n); rc != 0) return rc;
+    of_parser(p)->field.append(at, n);
+    return 0;
+  }
+  static int header_field_complete(llhttp_t* p) {
+    Exchange* x = of_parser(p);
+    x->in_accept = equals_nocase(x->field, "accept");
+    if (x->in_accept && !x->accept.empty()) x->accept += ", ";
+    x->field.clear();
+    return 0;
+  }
+  static int header_value(llhttp_t* p, const char* at, size_t n) {
+    if (int rc = header_bytes(p, at, n); rc != 0) return rc;
+    Exchange* x = of_parser(p);
+    if (x->in_accept) x->accept.append(at, n);
+    return 0;
+  }
   static int headers_complete(llhttp_t* p) {
     if ((p->flags & F_CHUNKED) || ((p->flags & F_CONTENT_LENGTH) && p->content_length > kMaxBody)) {
       of_parser(p)->status = 413;
@@ -77,8 +100,9 @@ struct AdminCallbacks {
     llhttp_settings_t s;
     llhttp_settings_init(&s);
     s.on_url = url;
-    s.on_header_field = header_bytes;
-    s.on_header_value = header_bytes;
+    s.on_header_field = header_field;
+    s.on_header_field_complete = header_field_complete;
+    s.on_header_value = header_value;
     s.on_headers_complete = headers_complete;
     s.on_message_complete = message_complete;
     return s;
@@ -146,8 +170,9 @@ void AdminCallbacks::answer(Exchange* x) {
     bool get = method == HTTP_GET || method == HTTP_HEAD;
     if (path == "/metrics" && get) {
       status = 200;
-      type = "text/plain; version=0.0.4; charset=utf-8";
-      body = source.metrics();
+      MetricsFormat format = negotiate_metrics_format(x->accept);
+      type = content_type_of(format);
+      body = source.metrics(format);
     } else if (path == "/healthz" && get) {
       status = 200;
       body = "ok\n";

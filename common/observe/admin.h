@@ -12,14 +12,17 @@
 #include <cstddef>
 #include <string>
 
+#include "observe/metrics_format.h"
+
 namespace hello {
 
 // What the routes answer with; the control loop implements it.
 class AdminSource {
  public:
   virtual ~AdminSource() = default;
-  virtual std::string metrics() = 0;  // Prometheus text
-  virtual std::string stats() = 0;    // the --stats-json shape, since the last reset
+  // The /metrics exposition in `format` (the Accept header's choice).
+  virtual std::string metrics(MetricsFormat format) = 0;
+  virtual std::string stats() = 0;  // the --stats-json shape, since the last reset
   virtual void reset_stats() = 0;
   virtual bool ready() = 0;  // false once a graceful stop has begun
 };

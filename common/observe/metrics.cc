@@ -75,10 +75,129 @@ constexpr bool families_documented_and_adjacent() {
 }
 static_assert(families_documented_and_adjacent(), "HELLO_STATS_FIELDS: a metric family");
 
-void family_head(std::string& out, std::string_view family, std::string_view help) {
-  std::string_view type = family.ends_with("_total") ? "counter" : "gauge";
-  fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} {}\n", family, help, family,
-                 type);
+// Nothing in a # HELP line to escape: OpenMetrics escapes a backslash, a
+// double quote and a newline there, the text format all but the quote.
+constexpr bool help_needs_no_escape() {
+  for (const FamilyHelp& h : kHelp)
+    if (h.help.find_first_of("\\\"\n") != std::string_view::npos) return false;
+  return true;
+}
+static_assert(help_needs_no_escape(), "kHelp: a help text to escape");
+
+// A family's # TYPE, in the order of Exposition::head's names. The text
+// format has no info type: there an info is a gauge of 1 named ..._info, as
+// Prometheus's own exporters write it.
+enum class Kind : uint8_t { counter, gauge, histogram, info };
+
+// The OpenMetrics family of samples named `name`: a counter's name without
+// _total, an info's without _info; the text format names a family by its
+// samples (a histogram's by what precedes _bucket, _sum and _count).
+constexpr std::string_view family_of(std::string_view name, Kind kind) {
+  if (kind == Kind::counter && name.ends_with("_total")) name.remove_suffix(6);
+  if (kind == Kind::info && name.ends_with("_info")) name.remove_suffix(5);
+  return name;
+}
+
+// The unit an OpenMetrics family's name ends in, "" for none: its # UNIT
+// must be that suffix.
+constexpr std::string_view unit_of(std::string_view family) {
+  for (std::string_view unit : {std::string_view("seconds"), std::string_view("bytes")})
+    if (family.size() > unit.size() && family.ends_with(unit) &&
+        family[family.size() - unit.size() - 1] == '_')
+      return unit;
+  return {};
+}
+static_assert(unit_of("hello_http_request_duration_seconds") == "seconds");
+static_assert(unit_of(family_of("hello_http_request_bytes_total", Kind::counter)) == "bytes");
+static_assert(unit_of("hello_connections_open").empty() && unit_of("bytes").empty());
+
+// Appends one exposition in one format: the families' heads, and in
+// OpenMetrics the _created samples the text format does not have.
+struct Exposition {
+  std::string& out;
+  MetricsFormat format;
+  double created_at;  // seconds since the Unix epoch: when every counter began at 0
+
+  bool openmetrics() const { return format == MetricsFormat::openmetrics; }
+
+  // The # HELP and # TYPE lines of the family of the samples named `name`,
+  // and in OpenMetrics its # UNIT where it has one.
+  void head(std::string_view name, Kind kind, std::string_view help) {
+    constexpr std::string_view kTypes[] = {"counter", "gauge", "histogram", "info"};
+    bool om = openmetrics();
+    std::string_view family = om ? family_of(name, kind) : name;
+    std::string_view type = kind == Kind::info && !om ? "gauge" : kTypes[static_cast<size_t>(kind)];
+    fmt::format_to(std::back_inserter(out), "# HELP {0} {1}\n# TYPE {0} {2}\n", family, help, type);
+    // An info has no unit.
+    if (std::string_view unit = unit_of(family); om && kind != Kind::info && !unit.empty())
+      fmt::format_to(std::back_inserter(out), "# UNIT {} {}\n", family, unit);
+  }
+
+  // In OpenMetrics, the _created sample of worker `w`'s counter (samples
+  // named `name`) or histogram with `labels` besides worker; nothing in the
+  // text format.
+  void created(std::string_view name, Kind kind, size_t w, std::string_view labels = {}) {
+    if (!openmetrics()) return;
+    fmt::format_to(std::back_inserter(out), "{}_created{{worker=\"{}\"{}{}}} {:.3f}\n",
+                   family_of(name, kind), w, labels.empty() ? "" : ",", labels, created_at);
+  }
+};
+
+Kind kind_of_stats_family(std::string_view family) {
+  return family.ends_with("_total") ? Kind::counter : Kind::gauge;
+}
+
+// The families of HELLO_STATS_FIELDS, a sample per worker and field.
+void stats_families(Exposition& x, const std::vector<StatsSnapshot>& workers) {
+  auto put = std::back_inserter(x.out);
+  for (size_t i = 0; i < std::size(kStatsFields); ++i) {
+    const StatsField& f = kStatsFields[i];
+    if (f.metric.empty()) continue;
+    Kind kind = kind_of_stats_family(f.metric);
+    if (i == 0 || kStatsFields[i - 1].metric != f.metric) x.head(f.metric, kind, help_of(f.metric));
+    for (size_t w = 0; w < workers.size(); ++w) {
+      fmt::format_to(put, "{}{{worker=\"{}\"{}{}}} {}\n", f.metric, w, f.labels.empty() ? "" : ",",
+                     f.labels, workers[w].*f.value);
+      if (kind == Kind::counter) x.created(f.metric, kind, w, f.labels);
+    }
+  }
+}
+
+// The service-time histogram, one per worker.
+void service_time_family(Exposition& x, const std::vector<LatencySnapshot>& times) {
+  constexpr std::string_view kFamily = "hello_http_request_duration_seconds";
+  auto put = std::back_inserter(x.out);
+  x.head(kFamily, Kind::histogram,
+         "Service time: from a request's first byte to its answer handed to the kernel.");
+  for (size_t w = 0; w < times.size(); ++w) {
+    const LatencySnapshot& s = times[w];
+    for (uint64_t bound : kPrometheusBoundsNs)
+      fmt::format_to(put, "{}_bucket{{worker=\"{}\",le=\"{}\"}} {}\n", kFamily, w,
+                     static_cast<double>(bound) / 1e9, s.count_at_or_below(bound));
+    fmt::format_to(put, "{}_bucket{{worker=\"{}\",le=\"+Inf\"}} {}\n", kFamily, w, s.count());
+    fmt::format_to(put, "{}_sum{{worker=\"{}\"}} {:.9f}\n", kFamily, w,
+                   static_cast<double>(s.sum_ns()) / 1e9);
+    fmt::format_to(put, "{}_count{{worker=\"{}\"}} {}\n", kFamily, w, s.count());
+    x.created(kFamily, Kind::histogram, w);
+  }
+}
+
+// The standard process_* families.
+void process_families(Exposition& x, const ProcessFigures& p) {
+  auto put = std::back_inserter(x.out);
+  x.head("process_cpu_seconds_total", Kind::counter,
+         "Total user and system CPU time spent in seconds.");
+  fmt::format_to(put, "process_cpu_seconds_total {:.2f}\n", p.cpu_seconds);
+  if (x.openmetrics()) fmt::format_to(put, "process_cpu_seconds_created {:.3f}\n", x.created_at);
+  x.head("process_resident_memory_bytes", Kind::gauge, "Resident memory size in bytes.");
+  fmt::format_to(put, "process_resident_memory_bytes {}\n", p.resident_bytes);
+  x.head("process_open_fds", Kind::gauge, "Number of open file descriptors.");
+  fmt::format_to(put, "process_open_fds {}\n", p.open_fds);
+  x.head("process_max_fds", Kind::gauge, "Maximum number of open file descriptors.");
+  fmt::format_to(put, "process_max_fds {}\n", p.max_fds);
+  x.head("process_start_time_seconds", Kind::gauge,
+         "Start time of the process since unix epoch in seconds.");
+  fmt::format_to(put, "process_start_time_seconds {:.3f}\n", p.start_time_seconds);
 }
 
 }  // namespace
@@ -117,58 +236,26 @@ ProcessFigures read_process_figures(double start_time_seconds) {
   return p;
 }
 
-std::string metrics_text(const MetricsInput& in) {
+std::string metrics_text(const MetricsInput& in, MetricsFormat format) {
   std::string out;
+  Exposition x{out, format, in.process.start_time_seconds};
   auto put = std::back_inserter(out);
-  const std::vector<StatsSnapshot>& workers = *in.workers;
-  for (size_t i = 0; i < std::size(kStatsFields); ++i) {
-    const StatsField& f = kStatsFields[i];
-    if (f.metric.empty()) continue;
-    if (i == 0 || kStatsFields[i - 1].metric != f.metric)
-      family_head(out, f.metric, help_of(f.metric));
-    for (size_t w = 0; w < workers.size(); ++w)
-      fmt::format_to(put, "{}{{worker=\"{}\"{}{}}} {}\n", f.metric, w, f.labels.empty() ? "" : ",",
-                     f.labels, workers[w].*f.value);
-  }
-  if (in.service_time != nullptr) {
-    constexpr std::string_view kFamily = "hello_http_request_duration_seconds";
-    fmt::format_to(put,
-                   "# HELP {0} Service time: from a request's first byte to its answer handed to "
-                   "the kernel.\n# TYPE {0} histogram\n",
-                   kFamily);
-    for (size_t w = 0; w < in.service_time->size(); ++w) {
-      const LatencySnapshot& s = (*in.service_time)[w];
-      for (uint64_t bound : kPrometheusBoundsNs)
-        fmt::format_to(put, "{}_bucket{{worker=\"{}\",le=\"{}\"}} {}\n", kFamily, w,
-                       static_cast<double>(bound) / 1e9, s.count_at_or_below(bound));
-      fmt::format_to(put, "{}_bucket{{worker=\"{}\",le=\"+Inf\"}} {}\n", kFamily, w, s.count());
-      fmt::format_to(put, "{}_sum{{worker=\"{}\"}} {:.9f}\n", kFamily, w,
-                     static_cast<double>(s.sum_ns()) / 1e9);
-      fmt::format_to(put, "{}_count{{worker=\"{}\"}} {}\n", kFamily, w, s.count());
+  stats_families(x, *in.workers);
+  if (in.service_time != nullptr) service_time_family(x, *in.service_time);
+  if (in.loops != nullptr) {
+    constexpr std::string_view kName = "hello_event_loop_idle_seconds_total";
+    x.head(kName, Kind::counter,
+           "Seconds the worker's event loop waited for events (libuv's idle time).");
+    for (size_t w = 0; w < in.loops->size(); ++w) {
+      fmt::format_to(put, "{}{{worker=\"{}\"}} {:.6f}\n", kName, w, (*in.loops)[w].idle_seconds);
+      x.created(kName, Kind::counter, w);
     }
   }
-  if (in.loops != nullptr) {
-    family_head(out, "hello_event_loop_idle_seconds_total",
-                "Seconds the worker's event loop waited for events (libuv's idle time).");
-    for (size_t w = 0; w < in.loops->size(); ++w)
-      fmt::format_to(put, "hello_event_loop_idle_seconds_total{{worker=\"{}\"}} {:.6f}\n", w,
-                     (*in.loops)[w].idle_seconds);
-  }
-  family_head(out, "hello_build_info", "The build: version and persona; always 1.");
+  x.head("hello_build_info", Kind::info, "The build: version and persona; always 1.");
   fmt::format_to(put, "hello_build_info{{version=\"{}\",persona=\"{}\"}} 1\n", in.version,
                  in.persona);
-  const ProcessFigures& p = in.process;
-  family_head(out, "process_cpu_seconds_total", "Total user and system CPU time spent in seconds.");
-  fmt::format_to(put, "process_cpu_seconds_total {:.2f}\n", p.cpu_seconds);
-  family_head(out, "process_resident_memory_bytes", "Resident memory size in bytes.");
-  fmt::format_to(put, "process_resident_memory_bytes {}\n", p.resident_bytes);
-  family_head(out, "process_open_fds", "Number of open file descriptors.");
-  fmt::format_to(put, "process_open_fds {}\n", p.open_fds);
-  family_head(out, "process_max_fds", "Maximum number of open file descriptors.");
-  fmt::format_to(put, "process_max_fds {}\n", p.max_fds);
-  family_head(out, "process_start_time_seconds",
-              "Start time of the process since unix epoch in seconds.");
-  fmt::format_to(put, "process_start_time_seconds {:.3f}\n", p.start_time_seconds);
+  process_families(x, in.process);
+  if (x.openmetrics()) out += "# EOF\n";
   return out;
 }
 

@@ -1,7 +1,8 @@
 // What the admin port's /metrics says: Prometheus text exposition format
-// 0.0.4 (docs/observability.md), made from the workers' snapshots, the
-// process's own figures and the build's identity. Served by the main
-// thread's control loop, never by a worker.
+// 0.0.4, or OpenMetrics 1.0.0 to a scraper that asks for it
+// (docs/observability.md), made from the workers' snapshots, the process's
+// own figures and the build's identity. Served by the main thread's control
+// loop, never by a worker.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "observe/metrics_format.h"
 #include "observe/stats_report.h"
 
 namespace hello {
@@ -19,7 +21,9 @@ struct ProcessFigures {
   uint64_t resident_bytes = 0;
   uint64_t open_fds = 0;
   uint64_t max_fds = 0;
-  double start_time_seconds = 0;  // since the Unix epoch
+  // Since the Unix epoch; also when every counter began at 0, the
+  // OpenMetrics _created of each (POST /stats/reset resets only /stats).
+  double start_time_seconds = 0;
 };
 
 // This process's figures now; `start_time_seconds` as given.
@@ -40,7 +44,10 @@ struct MetricsInput {
   std::string_view version;
 };
 
-// The whole exposition: every family once, with # HELP and # TYPE.
-std::string metrics_text(const MetricsInput& in);
+// The whole exposition in `format`: every family once, with # HELP and
+// # TYPE; in OpenMetrics also # UNIT where the name ends in one, each
+// counter's and histogram's _created, and the closing # EOF.
+std::string metrics_text(const MetricsInput& in,
+                         MetricsFormat format = MetricsFormat::prometheus_text);
 
 }  // namespace hello

@@ -58,7 +58,7 @@ int Control::start_admin(const struct sockaddr* addr, std::string_view persona,
   return admin_->listen(addr);
 }
 
-std::string Control::metrics() {
+std::string Control::metrics(MetricsFormat format) {
   std::vector<StatsSnapshot> now = snapshots();
   std::vector<LoopFigures> loops;
   for (const auto& w : workers_) loops.push_back({static_cast<double>(w->idle_ns()) / 1e9});
@@ -70,7 +70,7 @@ std::string Control::metrics() {
   in.process = read_process_figures(start_time_);
   in.persona = persona_;
   in.version = version_;
-  return metrics_text(in);
+  return metrics_text(in, format);
 }
 
 std::string Control::stats() {

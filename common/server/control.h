@@ -40,7 +40,7 @@ class Control final : public AdminSource {
   int admin_port() const { return admin_ ? admin_->port() : -1; }
 
   // AdminSource: what the admin port's routes answer.
-  std::string metrics() override;
+  std::string metrics(MetricsFormat format) override;
   std::string stats() override;
   void reset_stats() override;
   bool ready() override { return !stopping_; }

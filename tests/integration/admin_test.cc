@@ -79,6 +79,55 @@ TEST_F(AdminTest, RoutesAnswer) {
   EXPECT_EQ(status_of(admin(admin_port_, "GET", "/stats/reset")), 405);
 }
 
+// /metrics answers OpenMetrics to a scraper whose Accept header asks for it,
+// in one header or several, however its bytes arrive, and text 0.0.4
+// otherwise; HEAD has the GET's head (docs/observability.md).
+TEST_F(AdminTest, MetricsNegotiatesOpenMetrics) {
+  auto scrape = [&](std::initializer_list<std::string_view> pieces) {
+    Client c(admin_port_);
+    for (std::string_view piece : pieces) {
+      EXPECT_TRUE(c.send(piece));
+      std::this_thread::sleep_for(5ms);  // so that the server reads each piece on its own
+    }
+    return c.read_to_eof(2s).value_or("");
+  };
+  constexpr std::string_view kOpenMetrics =
+      "\r\nContent-Type: application/openmetrics-text; version=1.0.0; charset=utf-8\r\n";
+  constexpr std::string_view kText =
+      "\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n";
+  std::string r =
+      scrape({"GET /metrics HTTP/1.1\r\nHost: a\r\nAccept: application/openmetrics-text;"
+              "version=1.0.0,text/plain;version=0.0.4;q=0.5\r\n\r\n"});
+  EXPECT_EQ(status_of(r), 200);
+  EXPECT_NE(r.find(kOpenMetrics), std::string::npos) << r.substr(0, 200);
+  EXPECT_TRUE(body_of(r).ends_with("\n# EOF\n"));
+  EXPECT_NE(r.find("\n# TYPE hello_http_requests counter\n"), std::string::npos);
+  EXPECT_NE(r.find("\nhello_http_requests_created{worker=\"1\",code=\"5xx\"} "), std::string::npos);
+  // The field name and its value split across reads; two Accept headers,
+  // read as one list.
+  r = scrape({"GET /metrics HTTP/1.1\r\nHost: a\r\nAcc", "ept: applic",
+              "ation/openmetrics-text\r\nACCEPT: text/plain;q=0.1\r\n\r\n"});
+  EXPECT_NE(r.find(kOpenMetrics), std::string::npos) << r.substr(0, 200);
+  for (std::string_view headers : {"", "Accept: text/plain\r\n", "Accept: */*\r\n",
+                                   "Accept: application/openmetrics-text;q=0\r\n",
+                                   "Accept: application/openmetrics-text;q=0.5, text/plain\r\n",
+                                   "X-Accept: application/openmetrics-text\r\nAccept-Encoding: "
+                                   "application/openmetrics-text\r\n"}) {
+    r = scrape({"GET /metrics HTTP/1.1\r\nHost: a\r\n", headers, "\r\n"});
+    EXPECT_NE(r.find(kText), std::string::npos) << headers << r.substr(0, 200);
+    EXPECT_EQ(r.find("# EOF"), std::string::npos) << headers;
+    EXPECT_EQ(r.find("_created"), std::string::npos) << headers;
+  }
+  // HEAD: the head of a GET, without its body.
+  r = scrape({"HEAD /metrics HTTP/1.1\r\nHost: a\r\nAccept: application/openmetrics-text\r\n\r\n"});
+  EXPECT_EQ(status_of(r), 200);
+  EXPECT_NE(r.find(kOpenMetrics), std::string::npos) << r;
+  EXPECT_EQ(body_of(r), "");
+  std::smatch length;
+  ASSERT_TRUE(std::regex_search(r, length, std::regex("\r\nContent-Length: ([0-9]+)\r\n"))) << r;
+  EXPECT_GT(std::stoul(length[1]), 10000u);
+}
+
 TEST_F(AdminTest, PromtoolAcceptsTheScrape) {
   std::string metrics = body_of(admin(admin_port_, "GET", "/metrics"));
   ASSERT_FALSE(metrics.empty());
