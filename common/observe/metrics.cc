@@ -157,6 +157,9 @@ std::string metrics_text(const MetricsInput& in) {
   family_head(out, "hello_build_info", "The build: version and persona; always 1.");
   fmt::format_to(put, "hello_build_info{{version=\"{}\",persona=\"{}\"}} 1\n", in.version,
                  in.persona);
+  family_head(out, "hello_ready",
+              "1 while /readyz answers 200 ready, 0 once a graceful stop has begun.");
+  fmt::format_to(put, "hello_ready {}\n", in.ready ? 1 : 0);
   const ProcessFigures& p = in.process;
   family_head(out, "process_cpu_seconds_total", "Total user and system CPU time spent in seconds.");
   fmt::format_to(put, "process_cpu_seconds_total {:.2f}\n", p.cpu_seconds);

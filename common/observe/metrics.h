@@ -38,6 +38,7 @@ struct MetricsInput {
   ProcessFigures process;
   std::string_view persona;  // "sanic"
   std::string_view version;
+  bool ready = true;  // /readyz's answer: false once a graceful stop has begun
 };
 
 // The whole exposition: every family once, with # HELP and # TYPE.
