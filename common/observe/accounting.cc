@@ -63,12 +63,13 @@ void Accounting::h2_flood(H2Flood flood) {
   (stats_.*kByFlood[static_cast<size_t>(flood)]).add();
 }
 
-[[gnu::noinline]] void Accounting::count_shaping(Answered::Shaping s) {
+[[gnu::noinline]] void Accounting::count_shaping(Answered::Shaping s, uint16_t status) {
   switch (s) {
     case Answered::Shaping::none:
       break;
     case Answered::Shaping::shaped:
       stats_.shaped.add();
+      if (status >= 500) stats_.shaped_5xx.add();
       break;
     case Answered::Shaping::reset:
       stats_.shaped.add();

@@ -111,7 +111,7 @@ class Accounting {
     else if (a.kind == Answered::Kind::malformed)
       stats_.parse_errors.add();
     if (a.shaping != Answered::Shaping::none) [[unlikely]]
-      count_shaping(a.shaping);
+      count_shaping(a.shaping, a.status);
     if (a.status == 0) [[unlikely]]
       return;
     if (a.status < 300)
@@ -168,7 +168,7 @@ class Accounting {
   void flush_final();
 
  private:
-  void count_shaping(Answered::Shaping s);
+  void count_shaping(Answered::Shaping s, uint16_t status);
   void log(const Answered& a);
 
   WorkerStats& stats_;

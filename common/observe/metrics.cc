@@ -34,7 +34,8 @@ constexpr FamilyHelp kHelp[] = {
     {"hello_accept_errors_total", "Failed accepts, such as running out of descriptors."},
     {"hello_stalls_total", "Whole-worker pauses of --stall."},
     {"hello_shaped_responses_total",
-     "Shaped answers (kind any), and those answered by a TCP reset (kind reset)."},
+     "Shaped answers (kind any), those answered by a TCP reset (kind reset), and those sent with "
+     "a 5xx status (kind 5xx): 5xx injected by shaping, not the server's own."},
     {"hello_shaping_parameter_errors_total", "400s for bad shaping parameters."},
     {"hello_tls_handshakes_total", "TLS handshakes completed: full, or resumed from a ticket."},
     {"hello_tls_handshake_failures_total",
@@ -254,6 +255,9 @@ std::string metrics_text(const MetricsInput& in, MetricsFormat format) {
   x.head("hello_build_info", Kind::info, "The build: version and persona; always 1.");
   fmt::format_to(put, "hello_build_info{{version=\"{}\",persona=\"{}\"}} 1\n", in.version,
                  in.persona);
+  x.head("hello_ready", Kind::gauge,
+         "1 while /readyz answers 200 ready, 0 once a graceful stop has begun.");
+  fmt::format_to(put, "hello_ready {}\n", in.ready ? 1 : 0);
   process_families(x, in.process);
   if (x.openmetrics()) out += "# EOF\n";
   return out;

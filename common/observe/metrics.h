@@ -42,6 +42,7 @@ struct MetricsInput {
   ProcessFigures process;
   std::string_view persona;  // "sanic"
   std::string_view version;
+  bool ready = true;  // /readyz's answer: false once a graceful stop has begun
 };
 
 // The whole exposition in `format`: every family once, with # HELP and

@@ -93,6 +93,9 @@ enum class StatsShown : uint8_t {
     "hello_shaped_responses_total", "kind=\"any\"")                                            \
   X(resets, "shaping", "resets", "{} reset", if_nonzero,                                       \
     "hello_shaped_responses_total", "kind=\"reset\"")                                          \
+  /* Of the shaped answers, those sent with a 5xx status: injected, not the server's own. */   \
+  X(shaped_5xx, "shaping", "5xx", "", json_only,                                               \
+    "hello_shaped_responses_total", "kind=\"5xx\"")                                            \
   X(shape_errors, "shaping", "errors", "{} bad shaping parameters", if_nonzero,                \
     "hello_shaping_parameter_errors_total", "")                                                \
   /* TLS handshakes (--tls, docs/tls.md): completed full or resumed, failed by why. */        \

@@ -70,6 +70,7 @@ std::string Control::metrics(MetricsFormat format) {
   in.process = read_process_figures(start_time_);
   in.persona = persona_;
   in.version = version_;
+  in.ready = ready();
   return metrics_text(in, format);
 }
 

@@ -72,6 +72,7 @@ TEST_F(AdminTest, RoutesAnswer) {
   EXPECT_EQ(status_of(r), 200);
   EXPECT_NE(r.find("Content-Type: text/plain; version=0.0.4"), std::string::npos);
   EXPECT_NE(r.find("hello_build_info{version=\""), std::string::npos);
+  EXPECT_NE(r.find("\nhello_ready 1\n"), std::string::npos);
   EXPECT_NE(r.find("process_resident_memory_bytes "), std::string::npos);
   EXPECT_NE(r.find("hello_event_loop_idle_seconds_total{worker=\"1\"}"), std::string::npos);
   EXPECT_EQ(status_of(admin(admin_port_, "GET", "/nope")), 404);
@@ -244,6 +245,8 @@ TEST_F(AdminTest, ReadinessTurnsAtSigtermWhileAnswersStillLeave) {
   EXPECT_EQ(status_of(r), 503);
   EXPECT_EQ(body_of(r), "stopping\n");
   EXPECT_LT(ms, 10);
+  EXPECT_NE(admin(admin_port_, "GET", "/metrics").find("\nhello_ready 0\n"), std::string::npos)
+      << "the gauge says what /readyz says";
   EXPECT_EQ(status_of(admin(admin_port_, "GET", "/healthz")), 200) << "alive until exit";
   ASSERT_TRUE(slow.send("Host: a\r\n\r\n"));
   EXPECT_EQ(body_of(slow.read_response()), "Hello!!!") << "in-flight requests are answered";

@@ -159,6 +159,24 @@ TEST(Shape, PipelinedSizesAndDelaysComeBackInOrder) {
   }
 }
 
+// The 5xx that shaping injected are counted apart from the server's own
+// (hello_shaped_responses_total{kind="5xx"}), so an alert can leave them out.
+TEST(Shape, Shaped5xxAreCountedApart) {
+  ServerProcess s("sanic", {"--shape", "--stats-json", "/dev/stdout"});
+  Client c(s.port());
+  for (const char* q : {"/?status=503", "/?status=500", "/?status=599", "/?status=200",
+                        "/?status=404", "/?delay=1ms", "/"}) {
+    ASSERT_TRUE(c.send(get(q)));
+    ASSERT_FALSE(c.read_response(false, 5s).empty()) << q;
+  }
+  EXPECT_EQ(s.stop(), 0);
+  std::string out = s.all_of_stdout();
+  EXPECT_NE(out.find("\"5xx\": 3}, \"parse_errors\""), std::string::npos) << out;
+  EXPECT_NE(out.find("\"shaping\": {\"shaped\": 6, \"resets\": 0, \"5xx\": 3, \"errors\": 0}"),
+            std::string::npos)
+      << out;
+}
+
 TEST(Shape, ResetEndsTheConnectionWithARstAndNoBytes) {
   ServerProcess s("sanic", {"--shape", "--stats-json", "/dev/stdout"});
   for (int i = 0; i < 5; ++i) {

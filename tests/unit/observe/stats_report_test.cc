@@ -70,6 +70,7 @@ StatsSnapshot every_counter() {
   s.tls_aes_256_gcm = 28;
   s.tls_chacha20 = 29;
   s.tls_cipher_other = 30;
+  s.shaped_5xx = 31;
   s.requests_h2 = 4;
   return s;
 }
@@ -108,7 +109,7 @@ TEST(StatsReport, SummaryJsonOfAKnownSnapshot) {
       "\"answered\": 0, \"keepalive_timeout\": 0, \"header_timeout\": 0, \"send_timeout\": 0, "
       "\"reset\": 0, \"shutdown\": 0, \"error\": 0}, \"accept_errors\": 3, \"stalls\": "
       "17, "
-      "\"shaping\": {\"shaped\": 13, \"resets\": 14, \"errors\": 15}, "
+      "\"shaping\": {\"shaped\": 13, \"resets\": 14, \"5xx\": 31, \"errors\": 15}, "
       "\"tls\": {\"full\": 18, \"resumed\": 19, \"failed_version\": 20, \"failed_cipher\": 21, "
       "\"failed_plain_http\": 22, \"failed_other\": 23, \"failed_client_left\": 24, "
       "\"tls1_2\": 25, \"tls1_3\": 26, \"aes_128_gcm\": 27, \"aes_256_gcm\": 28, "
@@ -124,7 +125,7 @@ TEST(StatsReport, SummaryJsonOfAKnownSnapshot) {
       "\"log_lines_dropped\": 0, \"connections_rejected\": 0, \"closed\": {\"client\": 0, "
       "\"answered\": 0, \"keepalive_timeout\": 0, \"header_timeout\": 0, \"send_timeout\": 0, "
       "\"reset\": 0, \"shutdown\": 0, \"error\": 0}, \"accept_errors\": 0, \"stalls\": 0, "
-      "\"shaping\": {\"shaped\": 0, \"resets\": 0, \"errors\": 0}, "
+      "\"shaping\": {\"shaped\": 0, \"resets\": 0, \"5xx\": 0, \"errors\": 0}, "
       "\"tls\": {\"full\": 0, \"resumed\": 0, \"failed_version\": 0, \"failed_cipher\": 0, "
       "\"failed_plain_http\": 0, \"failed_other\": 0, \"failed_client_left\": 0, "
       "\"tls1_2\": 0, \"tls1_3\": 0, \"aes_128_gcm\": 0, \"aes_256_gcm\": 0, "
@@ -141,7 +142,7 @@ TEST(StatsReport, SummaryJsonOfAKnownSnapshot) {
       "\"answered\": 0, \"keepalive_timeout\": 0, \"header_timeout\": 0, \"send_timeout\": 0, "
       "\"reset\": 0, \"shutdown\": 0, \"error\": 0}, \"accept_errors\": 3, \"stalls\": "
       "17, "
-      "\"shaping\": {\"shaped\": 13, \"resets\": 14, \"errors\": 15}, "
+      "\"shaping\": {\"shaped\": 13, \"resets\": 14, \"5xx\": 31, \"errors\": 15}, "
       "\"tls\": {\"full\": 18, \"resumed\": 19, \"failed_version\": 20, \"failed_cipher\": 21, "
       "\"failed_plain_http\": 22, \"failed_other\": 23, \"failed_client_left\": 24, "
       "\"tls1_2\": 25, \"tls1_3\": 26, \"aes_128_gcm\": 27, \"aes_256_gcm\": 28, "
