@@ -9,6 +9,7 @@
 #include "http/field_syntax.h"
 #include "http/status.h"
 #include "net/tcp_port.h"
+#include "observe/live_page.h"
 #include "observe/metrics_format.h"
 
 namespace hello {
@@ -19,6 +20,16 @@ namespace {
 constexpr size_t kMaxTarget = 64;
 // An admin request carries no body worth reading.
 constexpr uint64_t kMaxBody = 1024;
+// The live page's own headers: never cached (it is compiled in, and a new
+// binary may poll a new /stats), and allowed to load nothing but its inline
+// script and style and to fetch nothing but this origin's /stats.
+constexpr std::string_view kLivePageHeaders =
+    "Cache-Control: no-store\r\n"
+    "Content-Security-Policy: default-src 'none'; script-src 'unsafe-inline'; "
+    "style-src 'unsafe-inline'; connect-src 'self'; img-src data:; base-uri 'none'; "
+    "form-action 'none'; frame-ancestors 'none'\r\n"
+    "X-Content-Type-Options: nosniff\r\n"
+    "Referrer-Policy: no-referrer\r\n";
 
 }  // namespace
 
@@ -168,7 +179,12 @@ void AdminCallbacks::answer(Exchange* x) {
     path = path.substr(0, path.find('?'));
     int method = x->parser.method;
     bool get = method == HTTP_GET || method == HTTP_HEAD;
-    if (path == "/metrics" && get) {
+    if (path == "/" && get) {
+      status = 200;
+      type = "text/html; charset=utf-8";
+      extra = kLivePageHeaders;
+      body = kLivePage;
+    } else if (path == "/metrics" && get) {
       status = 200;
       MetricsFormat format = negotiate_metrics_format(x->accept);
       type = content_type_of(format);
@@ -188,8 +204,8 @@ void AdminCallbacks::answer(Exchange* x) {
       source.reset_stats();
       status = 200;
       body = "reset\n";
-    } else if (path == "/metrics" || path == "/healthz" || path == "/readyz" || path == "/stats" ||
-               path == "/stats/reset") {
+    } else if (path == "/" || path == "/metrics" || path == "/healthz" || path == "/readyz" ||
+               path == "/stats" || path == "/stats/reset") {
       status = 405;
       extra = path == "/stats/reset" ? "Allow: POST\r\n" : "Allow: GET, HEAD\r\n";
     } else {

@@ -143,12 +143,21 @@ std::string service_row(const std::string& who, const LatencySnapshot& s) {
                      duration_text(f.p999_us), duration_text(f.max_us));
 }
 
-std::string service_json(const LatencySnapshot& s) {
-  ServiceTimeFigures f = service_time_figures(s);
+std::string figures_json(const ServiceTimeFigures& f) {
   return fmt::format(
-      ", \"service_time_us\": {{\"count\": {}, \"p50\": {:.1f}, \"p90\": {:.1f}, \"p99\": {:.1f}, "
-      "\"p99_9\": {:.1f}, \"max\": {:.1f}}}",
+      "{{\"count\": {}, \"p50\": {:.1f}, \"p90\": {:.1f}, \"p99\": {:.1f}, \"p99_9\": {:.1f}, "
+      "\"max\": {:.1f}}}",
       f.count, f.p50_us, f.p90_us, f.p99_us, f.p999_us, f.max_us);
+}
+
+std::string service_json(const LatencySnapshot& s) {
+  return ", \"service_time_us\": " + figures_json(service_time_figures(s));
+}
+
+// A worker's (or, with every worker's idle time added, the total's) live
+// fields: its open connections and its loop's idle seconds.
+std::string live_json(const StatsSnapshot& s, double idle_s) {
+  return fmt::format(", \"open\": {}, \"loop_idle_s\": {:.6f}", s.open, idle_s);
 }
 
 }  // namespace
@@ -169,14 +178,31 @@ std::string summary_text(const std::vector<StatsSnapshot>& workers,
 }
 
 std::string summary_json(const std::vector<StatsSnapshot>& workers,
-                         const std::vector<LatencySnapshot>* service_time) {
-  std::string out = "{\"workers\": [";
-  for (size_t i = 0; i < workers.size(); ++i)
-    out += fmt::format("{}{{\"id\": {}, {}{}}}", i ? ", " : "", i, json_fields(workers[i]),
-                       service_time != nullptr ? service_json((*service_time)[i]) : "");
-  out += fmt::format("], \"total\": {{{}{}}}}}\n", json_fields(total_of(workers)),
-                     service_time != nullptr ? service_json(latency_total(*service_time)) : "");
-  return out;
+                         const std::vector<LatencySnapshot>* service_time,
+                         const LiveFigures* live) {
+  std::string out = "{";
+  double idle_total = 0;
+  if (live != nullptr) {
+    out += fmt::format(
+        "\"persona\": \"{}\", \"version\": \"{}\", \"uptime_s\": {:.6f}, \"window_s\": {:.6f}, ",
+        live->persona, live->version, live->uptime_s, live->window_s);
+    for (double idle : live->loop_idle_s) idle_total += idle;
+  }
+  out += "\"workers\": [";
+  for (size_t i = 0; i < workers.size(); ++i) {
+    double idle = live != nullptr && i < live->loop_idle_s.size() ? live->loop_idle_s[i] : 0;
+    out += fmt::format("{}{{\"id\": {}, {}{}{}}}", i ? ", " : "", i, json_fields(workers[i]),
+                       service_time != nullptr ? service_json((*service_time)[i]) : "",
+                       live != nullptr ? live_json(workers[i], idle) : "");
+  }
+  StatsSnapshot total = total_of(workers);
+  out += fmt::format("], \"total\": {{{}{}{}}}", json_fields(total),
+                     service_time != nullptr ? service_json(latency_total(*service_time)) : "",
+                     live != nullptr ? live_json(total, idle_total) : "");
+  if (live != nullptr)
+    out += fmt::format(", \"recent\": {{\"seconds\": {:.6f}, \"service_time_us\": {}}}",
+                       live->recent_s, figures_json(live->recent));
+  return out + "}\n";
 }
 
 }  // namespace hello

@@ -61,17 +61,35 @@ std::string interval_line(const std::vector<StatsSnapshot>& before,
 // worker), then the service-time percentiles the same way.
 std::string summary_text(const std::vector<StatsSnapshot>& workers,
                          const std::vector<LatencySnapshot>* service_time = nullptr);
-// {"workers": [{"id": 0, ...}, ...], "total": {...}}; with `service_time`,
-// each object ends with "service_time_us": {"count", "p50", "p90", "p99",
-// "p99_9", "max"}.
-std::string summary_json(const std::vector<StatsSnapshot>& workers,
-                         const std::vector<LatencySnapshot>* service_time = nullptr);
-
 // The percentiles the summary, the JSON and /stats report.
 struct ServiceTimeFigures {
   uint64_t count;
   double p50_us, p90_us, p99_us, p999_us, max_us;
 };
 ServiceTimeFigures service_time_figures(const LatencySnapshot& s);
+
+// What /stats adds to the --stats-json shape for the live page
+// (docs/observability.md): a clock to turn counter deltas into rates, each
+// worker's open connections and loop idle time, and the service time of the
+// last second.
+struct LiveFigures {
+  std::string_view persona;
+  std::string_view version;
+  double uptime_s = 0;              // since the admin port started (monotonic)
+  double window_s = 0;              // since the last POST /stats/reset (or the start)
+  std::vector<double> loop_idle_s;  // per worker, in the window
+  double recent_s = 0;              // the last second's length, 0 before it ended
+  ServiceTimeFigures recent{};      // the service time of the last second
+};
+
+// {"workers": [{"id": 0, ...}, ...], "total": {...}}; with `service_time`,
+// each object ends with "service_time_us": {"count", "p50", "p90", "p99",
+// "p99_9", "max"}; with `live`, the object starts with "persona",
+// "version", "uptime_s" and "window_s", each worker and the total end with
+// "open" and "loop_idle_s", and "recent": {"seconds", "service_time_us"}
+// follows the total.
+std::string summary_json(const std::vector<StatsSnapshot>& workers,
+                         const std::vector<LatencySnapshot>* service_time = nullptr,
+                         const LiveFigures* live = nullptr);
 
 }  // namespace hello

@@ -15,6 +15,7 @@ struct ControlCallbacks {
   static void signalled(uv_signal_t* s, int signum) { of(s)->on_signal(signum); }
   static void deadline(uv_timer_t* t) { of(t)->on_deadline(); }
   static void stats(uv_timer_t* t) { of(t)->on_stats(); }
+  static void recent(uv_timer_t* t) { of(t)->on_recent(); }
   static void done(uv_async_t* a) { of(a)->on_done(); }
 };
 
@@ -32,6 +33,7 @@ int Control::init() {
       (rc = uv_async_init(&loop_, &done_, ControlCallbacks::done)) != 0 ||
       (rc = uv_timer_init(&loop_, &deadline_)) != 0 ||
       (rc = uv_timer_init(&loop_, &stats_timer_)) != 0 ||
+      (rc = uv_timer_init(&loop_, &recent_timer_)) != 0 ||
       (rc = uv_signal_start(&interrupt_, ControlCallbacks::signalled, SIGINT)) != 0 ||
       (rc = uv_signal_start(&terminate_, ControlCallbacks::signalled, SIGTERM)) != 0)
     return rc;
@@ -54,6 +56,13 @@ int Control::start_admin(const struct sockaddr* addr, std::string_view persona,
                 1000;
   baseline_ = std::vector<StatsSnapshot>(workers_.size());
   time_baseline_ = std::vector<LatencySnapshot>(workers_.size());
+  idle_baseline_ = std::vector<double>(workers_.size());
+  admin_start_ns_ = window_start_ns_ = uv_hrtime();
+  on_recent();
+  // A second: the live page polls once a second and draws each second's
+  // percentiles; the tick reads the workers' histograms, never waits on them.
+  int rc = uv_timer_start(&recent_timer_, ControlCallbacks::recent, 1000, 1000);
+  if (rc != 0) return rc;
   admin_ = std::make_unique<AdminServer>(&loop_, *this, max_header_bytes, header_timeout_ms);
   return admin_->listen(addr);
 }
@@ -61,7 +70,7 @@ int Control::start_admin(const struct sockaddr* addr, std::string_view persona,
 std::string Control::metrics(MetricsFormat format) {
   std::vector<StatsSnapshot> now = snapshots();
   std::vector<LoopFigures> loops;
-  for (const auto& w : workers_) loops.push_back({static_cast<double>(w->idle_ns()) / 1e9});
+  for (double idle : idle_seconds()) loops.push_back({idle});
   std::vector<LatencySnapshot> times = service_times();
   MetricsInput in;
   in.workers = &now;
@@ -75,18 +84,35 @@ std::string Control::metrics(MetricsFormat format) {
 }
 
 std::string Control::stats() {
+  uint64_t at = uv_hrtime();
   std::vector<StatsSnapshot> now = snapshots();
   std::vector<LatencySnapshot> times = service_times();
+  LiveFigures live{persona_,
+                   version_,
+                   static_cast<double>(at - admin_start_ns_) / 1e9,
+                   static_cast<double>(at - window_start_ns_) / 1e9,
+                   idle_seconds(),
+                   recent_.seconds(),
+                   recent_.figures()};
   for (size_t i = 0; i < now.size(); ++i) {
     now[i] = now[i].since(baseline_[i]);
     times[i] -= time_baseline_[i];
+    live.loop_idle_s[i] -= idle_baseline_[i];
   }
-  return summary_json(now, &times);
+  return summary_json(now, &times, &live);
 }
 
 void Control::reset_stats() {
+  window_start_ns_ = uv_hrtime();
   baseline_ = snapshots();
   time_baseline_ = service_times();
+  idle_baseline_ = idle_seconds();
+}
+
+std::vector<double> Control::idle_seconds() const {
+  std::vector<double> s;
+  for (const auto& w : workers_) s.push_back(static_cast<double>(w->idle_ns()) / 1e9);
+  return s;
 }
 
 std::vector<StatsSnapshot> Control::snapshots() const {
@@ -125,6 +151,12 @@ void Control::on_stats() {
   last_ = std::move(now);
 }
 
+void Control::on_recent() {
+  LatencySnapshot total;
+  for (const LatencySnapshot& w : service_times()) total += w;
+  recent_.tick(total, uv_hrtime());
+}
+
 void Control::on_done() {
   for (auto& w : workers_)
     if (!w->finished()) return;
@@ -132,10 +164,13 @@ void Control::on_done() {
   if (admin_) admin_->close();
 }
 
-std::array<uv_handle_t*, 5> Control::handles() {
-  return {reinterpret_cast<uv_handle_t*>(&interrupt_), reinterpret_cast<uv_handle_t*>(&terminate_),
-          reinterpret_cast<uv_handle_t*>(&done_), reinterpret_cast<uv_handle_t*>(&deadline_),
-          reinterpret_cast<uv_handle_t*>(&stats_timer_)};
+std::array<uv_handle_t*, 6> Control::handles() {
+  return {reinterpret_cast<uv_handle_t*>(&interrupt_),
+          reinterpret_cast<uv_handle_t*>(&terminate_),
+          reinterpret_cast<uv_handle_t*>(&done_),
+          reinterpret_cast<uv_handle_t*>(&deadline_),
+          reinterpret_cast<uv_handle_t*>(&stats_timer_),
+          reinterpret_cast<uv_handle_t*>(&recent_timer_)};
 }
 
 }  // namespace hello

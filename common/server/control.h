@@ -16,6 +16,7 @@
 #include "base/duration.h"
 #include "observe/admin.h"
 #include "observe/latency_histogram.h"
+#include "observe/recent_window.h"
 #include "observe/stats_report.h"
 #include "server/worker.h"
 
@@ -63,8 +64,11 @@ class Control final : public AdminSource {
   void on_signal(int signum);
   void on_deadline();
   void on_stats();
+  void on_recent();
   void on_done();
-  std::array<uv_handle_t*, 5> handles();
+  std::array<uv_handle_t*, 6> handles();
+  // Each worker's loop idle time, in seconds, read now.
+  std::vector<double> idle_seconds() const;
 
   std::vector<std::unique_ptr<Worker>>& workers_;
   double stats_interval_;
@@ -75,6 +79,7 @@ class Control final : public AdminSource {
   uv_async_t done_;
   uv_timer_t deadline_;
   uv_timer_t stats_timer_;
+  uv_timer_t recent_timer_;  // with --admin: the last second's service time, once a second
   std::vector<StatsSnapshot> last_;
   bool stopping_ = false;
   bool ready_ = false;
@@ -84,6 +89,10 @@ class Control final : public AdminSource {
   double start_time_ = 0;                // seconds since the Unix epoch
   std::vector<StatsSnapshot> baseline_;  // /stats counts from here (POST /stats/reset)
   std::vector<LatencySnapshot> time_baseline_;
+  std::vector<double> idle_baseline_;
+  uint64_t admin_start_ns_ = 0;   // uv_hrtime() when the admin port started
+  uint64_t window_start_ns_ = 0;  // uv_hrtime() at the last POST /stats/reset
+  RecentWindow recent_;
   std::chrono::steady_clock::time_point deadline_at_ = std::chrono::steady_clock::time_point::max();
 };
 

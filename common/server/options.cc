@@ -144,7 +144,8 @@ void add_connection_flags(CLI::App& app, Options& opt) {
                "Accept a connection at its handshake, not at its first bytes (TCP_DEFER_ACCEPT, "
                "on by default: a silent client is accepted about a second late)");
   app.add_option("--admin", opt.admin,
-                 "Serve /metrics (Prometheus), /healthz, /readyz and /stats on this address, "
+                 "Serve a live page (/), /metrics (Prometheus), /healthz, /readyz and /stats on "
+                 "this address, "
                  "never the persona's port (docs/observability.md); keep it on loopback or a "
                  "private network")
       ->type_name("HOST:PORT");

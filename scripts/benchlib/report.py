@@ -4,7 +4,7 @@ import json
 import os
 import statistics
 
-from . import plan
+from . import livepage, plan
 from .targets import CALIBRATION
 
 # Published figures of the articles (shared/articles), for the rows of
@@ -989,6 +989,9 @@ def write_markdown(out, meta, cells, chart_files):
                   f"every second round in reverse order), {meta['shaping']['rounds']} rounds; each ratio "
                   "divides two medians of this run, and the rounds' own ratios (the runs of one round, "
                   "seconds apart) are shown beside it.", "", shaping, ""]
+    live = livepage.table(meta, cells)
+    if live:
+        parts += ["## The live page's cost", "", livepage.text(meta), "", live, ""]
     compare = compare_table(meta, cells)
     if compare:
         parts += ["## Before and after", "",

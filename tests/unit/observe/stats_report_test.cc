@@ -258,5 +258,40 @@ TEST(StatsFields, EveryFieldAppearsInTheTextAndTheJson) {
   }
 }
 
+// /stats for the live page: the clock and window first, each worker's and
+// the total's open connections and loop idle time, the last second after
+// the total; without `live`, the --stats-json shape is unchanged.
+TEST(StatsReport, LiveFiguresForTheLivePage) {
+  StatsSnapshot w0, w1;
+  w0.open = 3;
+  w1.open = 4;
+  w0.requests = 10;
+  LatencyHistogram h;
+  h.record(20000);
+  std::vector<LatencySnapshot> times{h.snapshot(), LatencySnapshot{}};
+  LiveFigures live{"sanic", "0.1.0", 12.5, 2.25, {0.75, 1.5}, 1.001, {}};
+  live.recent.count = 7;
+  live.recent.p99_us = 42.5;
+  std::string json = summary_json({w0, w1}, &times, &live);
+  EXPECT_TRUE(
+      json.starts_with("{\"persona\": \"sanic\", \"version\": \"0.1.0\", \"uptime_s\": "
+                       "12.500000, \"window_s\": 2.250000, \"workers\": [{\"id\": 0, "))
+      << json;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(json).get(doc), simdjson::SUCCESS) << json;
+  EXPECT_EQ(int64_t(doc["workers"].at(0)["open"]), 3);
+  EXPECT_EQ(int64_t(doc["workers"].at(1)["open"]), 4);
+  EXPECT_EQ(int64_t(doc["total"]["open"]), 7);
+  EXPECT_DOUBLE_EQ(double(doc["workers"].at(1)["loop_idle_s"]), 1.5);
+  EXPECT_DOUBLE_EQ(double(doc["total"]["loop_idle_s"]), 2.25);
+  EXPECT_EQ(int64_t(doc["total"]["service_time_us"]["count"]), 1);
+  EXPECT_DOUBLE_EQ(double(doc["recent"]["seconds"]), 1.001);
+  EXPECT_EQ(int64_t(doc["recent"]["service_time_us"]["count"]), 7);
+  EXPECT_DOUBLE_EQ(double(doc["recent"]["service_time_us"]["p99"]), 42.5);
+  EXPECT_EQ(summary_json({w0, w1}, &times), summary_json({w0, w1}, &times, nullptr));
+  EXPECT_EQ(summary_json({w0, w1}, &times).find("\"open\""), std::string::npos);
+}
+
 }  // namespace
 }  // namespace hello
