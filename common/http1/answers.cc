@@ -13,6 +13,9 @@
 
 namespace hello {
 
+// The log keeps a shaped answer's whole decision.
+static_assert(kDecisionText <= kMaxLoggedDecision);
+
 // Static trampolines for the session's two callbacks: llhttp hands back the
 // parser, the base of the session's reader; the feed in progress says
 // where answers go.
@@ -170,7 +173,8 @@ bool Session::answer_shaped(std::string& out, Variant v, bool head) {
   } else if (!d.sized) {
     text = table_.content(route);
   }
-  uint64_t length = table_.append_decided_head(out, route, v, status, shape, d, text.size());
+  uint64_t length =
+      table_.append_decided_head(out, route, v, status, shape, d, text.size(), decision_text_);
   if (!head && length > 0) {
     if (d.sized) {
       stream_.body = {pattern_bytes(), kPatternBytes, length};
@@ -261,6 +265,7 @@ HELLO_CALLBACK void Session::note_status(int status, size_t body_bytes, Answered
     a.method = llhttp_method_name(static_cast<llhttp_method_t>(p.method));
   a.target = logged_target();
   a.http_minor = static_cast<uint8_t>(p.http_minor);
+  if (a.shaping == Answered::Shaping::shaped) a.decision = decision_text_.view();
   sink_.answered(a);
 }
 

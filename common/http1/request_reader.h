@@ -18,6 +18,7 @@
 
 #include "http/host_syntax.h"
 #include "http/route_path.h"
+#include "observe/access_log.h"  // kMaxLoggedTarget: the log shows at most this much of a target
 #include "persona/response_table.h"
 
 // A parser callback inlined into its trampoline: one call from llhttp
@@ -189,8 +190,6 @@ class RequestReader : private llhttp_t {
  private:
   friend struct ReaderCallbacks;
 
-  // The log shows at most this much of a request target.
-  static constexpr size_t kMaxLoggedTarget = 256;
   // The CR LF and ": " around each header line, and the spaces and CR LF of
   // the request line, which llhttp's spans leave out.
   static constexpr size_t kLineOverhead = 4;

@@ -132,6 +132,7 @@ class Session final : public Heart, private RequestReader {
   Shape shape_;                           // parsed from the request's shaping text
   const Shape* current_shape_ = nullptr;  // what shapes the answer: shape_, a route's, the default
   Decision decision_;
+  DecisionText decision_text_;  // decision_'s header value, for the log
   // What the connection must do for the last answer of this feed() or
   // resume(): a body to send by reference, a reset.
   struct Stream {

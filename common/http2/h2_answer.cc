@@ -150,8 +150,8 @@ void H2Session::answer_shaped(H2Stream& s) {
     text = table_.content(route);
   }
   s.head.clear();
-  uint64_t length =
-      table_.append_decided_head(s.head, route, kVariant, status, shape, d, text.size());
+  uint64_t length = table_.append_decided_head(s.head, route, kVariant, status, shape, d,
+                                               text.size(), decision_text_);
   s.field_count = h2_fields_of_head(s.head, s.own, H2Stream::kMaxFields);
   s.fields = s.own;
   s.status = status;
@@ -210,6 +210,8 @@ void H2Session::count(const H2Stream& s, uint64_t body_bytes, Answered::Shaping 
   if (accounting_.logs()) [[unlikely]] {
     a.method = http_method_name(s.method);
     a.target = s.path;
+    a.began_ns = s.begun_ns;
+    if (shaping == Answered::Shaping::shaped) a.decision = decision_text_.view();
   }
   accounting_.answered(a);
   accounting_.answered_h2();

@@ -90,7 +90,8 @@ class H2Session {
   const ResponseTable& table_;
   H2Setup setup_;
   Accounting& accounting_;
-  H2Guard guard_;  // limits and floods (h2_limits.h)
+  DecisionText decision_text_;  // of the last shaped answer, for the log
+  H2Guard guard_;               // limits and floods (h2_limits.h)
   nghttp2_session* session_ = nullptr;
   Pool<H2Stream> own_streams_;
   Pool<H2Stream>* streams_;

@@ -1,5 +1,6 @@
 #include "net/transport.h"
 
+#include <arpa/inet.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -129,15 +130,19 @@ void TcpTransport::close(bool abort) {
   uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), TcpCallbacks::close);
 }
 
-void TcpTransport::peer_name(char* out, size_t size) {
+uint16_t TcpTransport::peer_name(char* out, size_t size) {
   struct sockaddr_storage ss;
   int len = sizeof ss;
   out[0] = '\0';
-  if (uv_tcp_getpeername(&tcp_, reinterpret_cast<struct sockaddr*>(&ss), &len) != 0) return;
-  if (ss.ss_family == AF_INET6)
-    uv_ip6_name(reinterpret_cast<struct sockaddr_in6*>(&ss), out, size);
-  else
-    uv_ip4_name(reinterpret_cast<struct sockaddr_in*>(&ss), out, size);
+  if (uv_tcp_getpeername(&tcp_, reinterpret_cast<struct sockaddr*>(&ss), &len) != 0) return 0;
+  if (ss.ss_family == AF_INET6) {
+    auto* a = reinterpret_cast<struct sockaddr_in6*>(&ss);
+    uv_ip6_name(a, out, size);
+    return ntohs(a->sin6_port);
+  }
+  auto* a = reinterpret_cast<struct sockaddr_in*>(&ss);
+  uv_ip4_name(a, out, size);
+  return ntohs(a->sin_port);
 }
 
 }  // namespace hello

@@ -71,8 +71,9 @@ class Transport {
   // Closes; on_closed() follows, asynchronously. `abort`: with a reset
   // (RST) instead of the FIN, whatever is still unsent.
   virtual void close(bool abort = false) = 0;
-  // The peer's numeric address into `out` (NUL-terminated), or "".
-  virtual void peer_name(char* out, size_t size) = 0;
+  // The peer's numeric address into `out` (NUL-terminated), or "";
+  // returns its port (0 if unknown).
+  virtual uint16_t peer_name(char* out, size_t size) = 0;
   // True if the transport's handshake agreed on HTTP/2 (TLS's ALPN "h2").
   virtual bool negotiated_h2() const { return false; }
 
@@ -105,7 +106,7 @@ class TcpTransport final : public Transport {
   bool unread_input() override;
   int shutdown() override;
   void close(bool abort) override;
-  void peer_name(char* out, size_t size) override;
+  uint16_t peer_name(char* out, size_t size) override;
 
  private:
   friend struct TcpCallbacks;

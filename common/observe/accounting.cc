@@ -1,6 +1,9 @@
 #include "observe/accounting.h"
 
+#include <time.h>
+
 #include <iterator>
+#include <utility>
 
 namespace hello {
 
@@ -82,7 +85,24 @@ void Accounting::h2_flood(H2Flood flood) {
 }
 
 [[gnu::noinline]] void Accounting::log(const Answered& a) {
-  log_->append(peer_, a.method, a.target, a.http2 ? 20 : 10 + a.http_minor, a.status, a.body_bytes);
+  LogRecord r;
+  r.peer = peer_;
+  r.port = port_;
+  r.method = a.method;
+  r.target = a.target;
+  r.version = a.http2 ? 20 : 10 + a.http_minor;
+  r.status = a.status;
+  r.body_bytes = a.body_bytes;
+  if (log_->json()) {
+    // One clock read per line: the service time and the line's time.
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    r.now_ns = static_cast<uint64_t>(t.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(t.tv_nsec);
+    uint64_t began = a.began_ns != 0 ? a.began_ns : std::exchange(began_ns_, rest_began_ns_);
+    r.service_ns = began != 0 && began < r.now_ns ? r.now_ns - began : 0;
+    r.decision = a.decision;
+  }
+  log_->append(r);
 }
 
 void Accounting::tick(time_t now) {

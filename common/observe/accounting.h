@@ -56,6 +56,11 @@ struct Answered {
   // An empty method logs the request line as "-".
   std::string_view method;
   std::string_view target;
+  // Also only while logging: a shaped answer's X-Hello-Shape-Decision
+  // value, and when its request began (CLOCK_MONOTONIC ns) if the heart
+  // knows better than the connection (an HTTP/2 stream); 0 otherwise.
+  std::string_view decision;
+  uint64_t began_ns = 0;
 };
 
 // The end of one TLS handshake (docs/tls.md).
@@ -100,9 +105,18 @@ class Accounting {
 
   // True if answers are logged: hearts then fill in the request line.
   bool logs() const { return log_ != nullptr; }
-  // The connection whose answers are reported next (its peer for the log).
-  // Set by the connection before it feeds its heart; the heart never sees it.
-  void serving(std::string_view peer) { peer_ = peer; }
+  // The connection whose answers are reported next: its peer for the log,
+  // and for the JSON log's service time when the first of them began and
+  // when the others did (CLOCK_MONOTONIC ns, as the service-time histogram
+  // counts them). Set by the connection before it feeds its heart; the
+  // heart never sees it.
+  void serving(std::string_view peer, uint16_t port, uint64_t first_began_ns,
+               uint64_t rest_began_ns) {
+    peer_ = peer;
+    port_ = port;
+    began_ns_ = first_began_ns;
+    rest_began_ns_ = rest_began_ns;
+  }
 
   // One answer of a heart.
   void answered(const Answered& a) {
@@ -175,6 +189,9 @@ class Accounting {
   LatencyHistogram* service_time_;
   AccessLog* log_;
   std::string_view peer_;
+  uint16_t port_ = 0;
+  uint64_t began_ns_ = 0;       // of the next answer logged
+  uint64_t rest_began_ns_ = 0;  // of those after it
 };
 
 }  // namespace hello

@@ -275,12 +275,11 @@ size_t ResponseTable::append_shaped_head(std::string& out, int route, Variant v,
 
 uint64_t ResponseTable::append_decided_head(std::string& out, int route, Variant v, uint16_t status,
                                             const Shape& shape, const Decision& d,
-                                            uint64_t text_length) const {
+                                            uint64_t text_length, DecisionText& text) const {
   bool bodyless = status == 204 || status == 304;
   uint64_t length = bodyless ? 0 : d.sized ? d.size : text_length;
-  char decision[kDecisionText];
-  size_t n = format_decision(shape, d, status, length, decision);
-  append_shaped_head(out, route, v, status, length, shape, {decision, n});
+  text.length = format_decision(shape, d, status, length, text.bytes);
+  append_shaped_head(out, route, v, status, length, shape, text.view());
   return length;
 }
 

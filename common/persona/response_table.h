@@ -148,11 +148,11 @@ class ResponseTable {
                             std::string_view decision) const;
   // The same for `decision`'s answer of `status` to `route`: the body's
   // length (none for 204 and 304; `decision`'s size, or the `text_length`
-  // of the body it keeps) and the decision header's text made here.
+  // of the body it keeps) and the decision header's text, made into `text`.
   // Returns the body's length. HTTP/1 and HTTP/2 shape through it.
   uint64_t append_decided_head(std::string& out, int route, Variant v, uint16_t status,
-                               const Shape& shape, const Decision& decision,
-                               uint64_t text_length) const;
+                               const Shape& shape, const Decision& decision, uint64_t text_length,
+                               DecisionText& text) const;
   // The answer of route `index`; with `head`, the answer to HEAD, which for a
   // body without a length is an entry of its own (the head alone, without
   // a framing line), else the same entry, whose head_length bytes are sent.

@@ -122,7 +122,7 @@ void Connection::begin() {
   pending_since_ns_ = 0;
   carried_answers_ = 0;
   if (peer_) {
-    transport_->peer_name(peer_.get(), kPeerSize);
+    peer_port_ = transport_->peer_name(peer_.get(), kPeerSize);
     peer_length_ = static_cast<uint8_t>(strlen(peer_.get()));
   }
   start_reading();
@@ -160,7 +160,8 @@ void Connection::shut(bool abort) {
 
 // The heart, about to be asked for answers: the sink learns whose they are.
 Heart& Connection::answering() {
-  ctx_.accounting().serving({peer_.get(), peer_length_});
+  ctx_.accounting().serving({peer_.get(), peer_length_}, peer_port_,
+                            pending_since_ns_ != 0 ? pending_since_ns_ : read_ns_, read_ns_);
   return *heart_;
 }
 

@@ -209,6 +209,7 @@ class Connection final {
   }
 
   uint8_t peer_length_ = 0;
+  uint16_t peer_port_ = 0;
   TcpTransport tcp_;
   TlsTransport* tls_ = nullptr;  // borrowed with --tls, over tcp_
   // The client's address, for the access log; allocated only with the log.

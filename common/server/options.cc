@@ -56,6 +56,12 @@ void add_process_flags(CLI::App& app, Options& opt) {
                  "Common Log Format, one line per response: to stdout, or with "
                  "=PATH appended to PATH (off by default)")
       ->expected(0, 1);
+  app.add_option("--access-log-format", opt.access_log_format,
+                 "The access log's lines: clf (Common Log Format) or json (one JSON object a "
+                 "line, with the peer's port, the service time and the shaping decision); "
+                 "needs --access-log")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"clf", "json"}));
   app.add_option("--stats-interval", opt.stats_interval,
                  "Print requests per second and open connections to stderr every SECONDS")
       ->check(CLI::PositiveNumber);
@@ -344,6 +350,10 @@ std::optional<int> parse_options(const Persona& persona, int argc, char** argv, 
   }
   // --access-log with or without a path; its value alone cannot tell.
   opt.access_log = app->get_option("--access-log")->count() > 0;
+  if (app->get_option("--access-log-format")->count() > 0 && !opt.access_log) {
+    usage_error(opt, fmt::format("{} needs --access-log", given_as(opt, "--access-log-format")));
+    return kExitUsage;
+  }
   if (app->get_option("--h2-max-streams")->count() > 0 && !opt.worker.h2) {
     usage_error(opt, fmt::format("{} needs --h2", given_as(opt, "--h2-max-streams")));
     return kExitUsage;

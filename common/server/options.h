@@ -40,8 +40,9 @@ struct Options {
   bool fast = false;
   bool pin = false;
   bool access_log = false;
-  std::string access_log_path;  // empty: stdout
-  std::string routes_path;      // --routes FILE.json, or empty
+  std::string access_log_path;            // empty: stdout
+  std::string access_log_format = "clf";  // or "json"
+  std::string routes_path;                // --routes FILE.json, or empty
   std::vector<FileRoute> routes;
   double stats_interval = 0;
   std::string stats_json;

@@ -83,7 +83,8 @@ int open_access_log(const Options& opt, Process& process) {
       return kExitStartup;
     }
   }
-  process.log_writer = std::make_unique<LogWriter>(fd, fd != 1, opt.workers);
+  LogFormat format = opt.access_log_format == "json" ? LogFormat::json : LogFormat::clf;
+  process.log_writer = std::make_unique<LogWriter>(fd, fd != 1, opt.workers, format);
   return 0;
 }
 

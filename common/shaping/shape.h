@@ -137,6 +137,13 @@ class Dice {
 inline constexpr size_t kDecisionText = 160;
 size_t format_decision(const Shape& shape, const Decision& decision, uint16_t status, uint64_t size,
                        char* out);
+// A decision's text as format_decision() wrote it: the header's value,
+// kept for the access log.
+struct DecisionText {
+  char bytes[kDecisionText];
+  size_t length = 0;
+  std::string_view view() const { return {bytes, length}; }
+};
 
 // The body of a `size` answer: byte i is kPatternAlphabet[i % 64].
 inline constexpr std::string_view kPatternAlphabet =

@@ -304,8 +304,8 @@ void TlsTransport::on_lower_closed() {
   report_closed();
 }
 
-void TlsTransport::peer_name(char* out, size_t size) {
-  lower_->peer_name(out, size);
+uint16_t TlsTransport::peer_name(char* out, size_t size) {
+  return lower_->peer_name(out, size);
 }
 
 }  // namespace hello

@@ -77,7 +77,7 @@ class TlsTransport final : public Transport {
   bool unread_input() override;
   int shutdown() override;
   void close(bool abort) override;
-  void peer_name(char* out, size_t size) override;
+  uint16_t peer_name(char* out, size_t size) override;
   bool negotiated_h2() const override { return h2_; }
 
  private:

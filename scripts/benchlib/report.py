@@ -320,20 +320,24 @@ def article_tables(cells):
 def access_log_table(cells):
     pairs = {}
     for c in cells:
-        if c.get("variant") in ("log-off", "log-on"):
+        if c.get("variant") in ("log-off", "log-on", "log-json"):
             pairs.setdefault((c["name"], c["tool"], c["mode"], c["workers"]), {})[c["variant"]] = c
     if not pairs:
         return ""
     lines = ["| persona | tool | mode | log | req/s | CPU µs/req | CPU ratio (on / off) |", "| --- | --- | --- | --- | --- | --- | --- |"]
     for (name, tool, mode, _), p in pairs.items():
-        off, on = p.get("log-off"), p.get("log-on")
-        ratio = "-"
-        if off and on and off.get("cpu_us_per_request") and on.get("cpu_us_per_request"):
-            ratio = f"{on['cpu_us_per_request'] / off['cpu_us_per_request']:.3f}"
-        for label, c in (("off", off), ("on (to a file)", on)):
-            if c:
-                lines.append(f"| hello-{name} | {tool} | {mode} | {label} | {_fmt(c.get('rps'))} | "
-                             f"{_fmt(c.get('cpu_us_per_request'), 2)} | {ratio if label != 'off' else ''} |")
+        off = p.get("log-off")
+        for label, variant in (("off", "log-off"), ("on (to a file)", "log-on"), ("JSON (to a file)", "log-json")):
+            c = p.get(variant)
+            if not c:
+                continue
+            ratio = ""
+            if variant != "log-off":
+                ratio = "-"
+                if off and off.get("cpu_us_per_request") and c.get("cpu_us_per_request"):
+                    ratio = f"{c['cpu_us_per_request'] / off['cpu_us_per_request']:.3f}"
+            lines.append(f"| hello-{name} | {tool} | {mode} | {label} | {_fmt(c.get('rps'))} | "
+                         f"{_fmt(c.get('cpu_us_per_request'), 2)} | {ratio} |")
     return "\n".join(lines)
 
 
@@ -423,6 +427,12 @@ def performance_table(meta, cells):
             results.append((f"hello-{p}", on / off if on and off else None))
         if results:
             row(f"CPU/request, access log to a file on vs off (wrk {mode})", "≤ 1.15", 1.15, results)
+        results = []
+        for p in sorted({c["name"] for c in cells if c.get("variant") == "log-json"}):
+            on, off = _cpu(cells, p, "persona", "wrk", mode, "log-json"), _cpu(cells, p, "persona", "wrk", mode, "log-off")
+            results.append((f"hello-{p}", on / off if on and off else None))
+        if results:
+            row(f"CPU/request, JSON access log to a file on vs off (wrk {mode})", "≤ 1.15", 1.15, results)
     # HTTP/2 in clear (h2c) beside h2o and nginx, against --h2's targets.
     h2_personas = sorted({c["name"] for c in cells if c["kind"] == "persona" and c.get("variant") == "h2c"})
     for mode, peer, limit in H2_TARGETS if h2_personas else ():

@@ -232,6 +232,8 @@ class Persona(Target):
     @property
     def label(self):
         label = f"hello-{self.name}" + (" +log" if any(a.startswith("--access-log") for a in self.extra) else "")
+        if "json" in self.extra and "--access-log-format" in self.extra:
+            label += " (json)"
         if "--shape" in self.extra:
             label += " +shape"
         label += protocol_label(self.tls, self.http2)

@@ -15,15 +15,18 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "h2_frames.h"
 #include "http1/session.h"
 #include "http2/h2_session.h"
 #include "http_bytes.h"
+#include "observe/access_log.h"
 #include "server/worker.h"
 #include "test_persona.h"
 #include "tls/tls_context.h"
@@ -490,6 +493,90 @@ TEST(Allocation, ShapedAnswersAllocateNothingPerRequestOverLoopback) {
   for (int fd : fds) close(fd);
   worker.stop(false);
   worker.join();
+}
+
+// The access log on, in each format, into a pipe: pipelined requests of a
+// mix (a shaped answer, whose decision the JSON line carries, a 404 with
+// quotes, braces and a backslash in its target, a HEAD and the root) over 8
+// connections. The pipe is first left unread until the worker's backlog is
+// full and lines are dropped: then all of its kMaxBuffers buffers exist,
+// the only allocations a log makes. Read from then on, formatting,
+// escaping and handing whole buffers to the writer allocate nothing, and
+// every line is either read from the pipe or counted as dropped.
+void expect_logging_allocates_nothing(LogFormat format) {
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  auto writer = std::make_unique<LogWriter>(pipe_fds[1], true, 1, format);
+  TableOptions options;
+  options.shape = true;
+  Worker worker(test::kTestPersona, options, {}, 0, writer.get());
+  struct sockaddr_in sa = start_on_loopback(worker);
+  constexpr int kConnections = 8;
+  std::vector<int> fds;
+  for (int i = 0; i < kConnections; ++i) {
+    fds.push_back(socket(AF_INET, SOCK_STREAM, 0));
+    ASSERT_EQ(connect(fds.back(), reinterpret_cast<struct sockaddr*>(&sa), sizeof sa), 0);
+  }
+  std::string in =
+      "GET /?status=503&q=%22\\\"x HTTP/1.1\r\nHost: a\r\n\r\n"
+      "GET /nope/\"{\\}%ff HTTP/1.1\r\nHost: a\r\n\r\n"
+      "HEAD / HTTP/1.1\r\nHost: a\r\n\r\n" +
+      std::string(kRequest);
+  static char buf[65536];
+  size_t expected = 0;
+  for (int i = 0; i < 100 && !std::string_view(buf, expected).ends_with("Hello!!!"); ++i) {
+    if (expected == 0) {
+      ASSERT_EQ(send(fds[0], in.data(), in.size(), 0), static_cast<ssize_t>(in.size()));
+    }
+    ssize_t n = recv(fds[0], buf + expected, sizeof buf - expected, 0);
+    ASSERT_GT(n, 0);
+    expected += static_cast<size_t>(n);
+  }
+  ASSERT_NE(std::string_view(buf, expected).find(" 503 "), std::string_view::npos);
+  auto run = [&](int rounds) { pipeline_rounds(fds, in, expected, rounds, buf, sizeof buf); };
+  uint64_t requests = 4;
+  // Fill the backlog (4 MiB: some 60,000 CLF lines at most).
+  const Counter& dropped = worker.stats().log_lines_dropped;
+  for (int i = 0; i < 4000 && dropped.get() == 0; ++i, requests += kConnections * 4) run(1);
+  ASSERT_GT(dropped.get(), 0u) << "the backlog never filled";
+  // From now on the pipe is read, and its lines counted.
+  uint64_t lines = 0, json_lines = 0;
+  std::thread reader([&] {
+    static char in_pipe[65536];
+    bool line_start = true;
+    for (ssize_t n; (n = read(pipe_fds[0], in_pipe, sizeof in_pipe)) > 0;)
+      for (ssize_t i = 0; i < n; ++i) {
+        if (line_start && in_pipe[i] == '{') ++json_lines;
+        line_start = in_pipe[i] == '\n';
+        if (line_start) ++lines;
+      }
+  });
+  run(200);  // warm-up: the backlog is written, the buffers come back
+  uint64_t dropped_before = dropped.get();
+  uint64_t allocations = allocations_in([&] { run(2000); });
+  requests += (200 + 2000) * kConnections * 4;
+  testing::Test::RecordProperty("allocations", std::to_string(allocations));
+  EXPECT_EQ(allocations, 0u) << "over " << 2000 * kConnections * 4 << " requests";
+  for (int fd : fds) close(fd);
+  worker.stop(false);
+  worker.join();
+  EXPECT_EQ(dropped.get(), dropped_before) << "lines dropped after the backlog was read";
+  ASSERT_TRUE(writer->stop());
+  EXPECT_EQ(writer->lines_lost(0), 0u);
+  writer.reset();  // closes the pipe: the reader sees its end
+  reader.join();
+  close(pipe_fds[0]);
+  // Nothing lost: every request's line was read, or counted as dropped.
+  EXPECT_EQ(lines + dropped.get(), requests);
+  EXPECT_EQ(json_lines, format == LogFormat::json ? lines : 0u);
+}
+
+TEST(Allocation, TheClfAccessLogAllocatesNothingPerRequest) {
+  expect_logging_allocates_nothing(LogFormat::clf);
+}
+
+TEST(Allocation, TheJsonAccessLogAllocatesNothingPerRequest) {
+  expect_logging_allocates_nothing(LogFormat::json);
 }
 
 // nghttp2's client over a socket, its memory recycled as the server's is

@@ -186,6 +186,52 @@ TEST(AccessLog, UnwritablePathIsOneLineAndExit1) {
             "cannot open access log /nonexistent-dir/access.log: No such file or directory\n");
 }
 
+// --access-log-format json (docs/observability.md): one JSON object a line,
+// its fields in their order, a shaped answer's decision with it.
+TEST(AccessLog, JsonLinesHaveTheirFields) {
+  std::string log_path = temp_path("access.json");
+  ServerProcess s("sanic", {"--shape", "--access-log=" + log_path, "--access-log-format", "json"});
+  ASSERT_EQ(exchange(s.port(), 3), 3);
+  ASSERT_EQ(exchange(s.port(), 1, "GET /?status=503 HTTP/1.1\r\nHost: t\r\n\r\n"), 1);
+  ASSERT_EQ(exchange(s.port(), 1, "HEAD /nope HTTP/1.0\r\n\r\n"), 1);
+  ASSERT_EQ(s.stop(), 0);
+  std::vector<std::string> lines = lines_of(read_file(log_path));
+  ASSERT_EQ(lines.size(), 5u);
+  const std::regex json(
+      R"re(^\{"time":"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z","peer":"127\.0\.0\.1:\d+",)re"
+      R"re("worker":0,"method":"(GET|HEAD)","target":"[^"]+","protocol":"HTTP/1\.[01]",)re"
+      R"re("status":\d{3},"bytes":\d+,"service_us":\d+\.\d(,"shape_decision":"[^"]+")?\}$)re");
+  simdjson::dom::parser parser;
+  for (const std::string& line : lines) {
+    ASSERT_TRUE(std::regex_match(line, json)) << line;
+    simdjson::dom::element doc;
+    ASSERT_EQ(parser.parse(line).get(doc), simdjson::SUCCESS) << line;
+  }
+  EXPECT_NE(lines[0].find(R"("target":"/","protocol":"HTTP/1.1","status":200,"bytes":8,)"),
+            std::string::npos)
+      << lines[0];
+  EXPECT_NE(lines[3].find(R"("status":503,"bytes":8,"service_us":)"), std::string::npos)
+      << lines[3];
+  EXPECT_TRUE(lines[3].ends_with(R"(,"shape_decision":"status=503"})")) << lines[3];
+  EXPECT_NE(
+      lines[4].find(
+          R"("method":"HEAD","target":"/nope","protocol":"HTTP/1.0","status":404,"bytes":0,)"),
+      std::string::npos)
+      << lines[4];
+}
+
+TEST(AccessLog, FormatWithoutTheLogIsOneLineAndExit2) {
+  RunResult r = run_binary(binary_path("sanic"), {"-p", "0", "--access-log-format", "json"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "hello-sanic: --access-log-format needs --access-log (usage: hello-sanic [OPTIONS], "
+            "see --help)\n");
+  r = run_binary(binary_path("sanic"), {"-p", "0", "--access-log", "--access-log-format", "xml"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+  EXPECT_NE(r.err.find("--access-log-format: xml not in {clf,json}"), std::string::npos) << r.err;
+}
+
 TEST(Stats, IntervalLinesAndExitSummary) {
   ServerProcess s("sanic", {"-w", "2", "--stats-interval", "0.2"});
   Client idle(s.port());

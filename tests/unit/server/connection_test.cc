@@ -73,7 +73,10 @@ class FakeTransport final : public Transport {
     close_asked = true;
     aborted = abort;
   }
-  void peer_name(char* out, size_t size) override { snprintf(out, size, "192.0.2.7"); }
+  uint16_t peer_name(char* out, size_t size) override {
+    snprintf(out, size, "192.0.2.7");
+    return 4242;
+  }
 
   // The client sends `bytes` (in reads of at most the buffer's size).
   void send(std::string_view bytes) {

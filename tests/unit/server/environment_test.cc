@@ -37,6 +37,7 @@ const Sample kSamples[] = {
     {"--fast", ""},
     {"--pin", ""},
     {"--access-log", "/tmp/access.log"},
+    {"--access-log-format", "json"},
     {"--stats-interval", "2"},
     {"--stats-json", "/tmp/stats.json"},
     {"--shutdown-timeout", "3"},
