@@ -35,6 +35,8 @@ import tempfile
 import time
 import urllib.request
 
+from obs_support import free_port
+
 REQUESTS = 100_000
 CONNECTIONS = 10
 BATCH = 200  # requests pipelined per send on a connection
@@ -51,12 +53,6 @@ MIX = [
 ]
 FIELDS = {"time", "peer", "worker", "method", "target", "protocol", "status", "bytes", "service_us"}
 DEADLINE_S = 60  # for the whole load
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def fail(message):

@@ -41,6 +41,8 @@ import time
 import urllib.parse
 import urllib.request
 
+from obs_support import free_port, get, wait_for
+
 try:
     import yaml
 except ImportError:
@@ -78,28 +80,6 @@ ROUTES = {"routes": [{"method": "GET", "path": "/broken", "status": 500, "body":
 def fail(message):
     print(f"FAIL: {message}")
     sys.exit(1)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def get(url, timeout=5):
-    with urllib.request.urlopen(url, timeout=timeout) as r:
-        return r.read().decode()
-
-
-def wait_for(url, seconds):
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        try:
-            get(url, timeout=1)
-            return True
-        except OSError:
-            time.sleep(0.1)
-    return False
 
 
 def promtool(*args):

@@ -34,18 +34,14 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+from obs_support import free_port
+
 # The page's rate against wrk's: within this.
 TOLERANCE = 0.10
 # Seconds of the load left out at each end: the page shows the second
 # before its last poll, so its first and last readings straddle the load's
 # start and end.
 EDGE_SECONDS = 3
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def fail(message):

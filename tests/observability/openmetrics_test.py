@@ -30,6 +30,8 @@ import time
 import urllib.parse
 import urllib.request
 
+from obs_support import free_port
+
 try:
     from prometheus_client.openmetrics.parser import text_string_to_metric_families as om_parse
     from prometheus_client.parser import text_string_to_metric_families as text_parse
@@ -52,12 +54,6 @@ SYNTHETIC = {"up", "scrape_duration_seconds", "scrape_samples_scraped",
 def fail(message):
     print(f"FAIL: {message}")
     sys.exit(1)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def fetch(port, accept=None, method="GET", path="/metrics"):
