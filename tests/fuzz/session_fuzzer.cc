@@ -63,7 +63,7 @@ struct Fixture {
     }
     log = std::make_unique<hello::AccessLog>(log_writer, 0, stats.log_lines_dropped);
     sink = std::make_unique<hello::Accounting>(stats, nullptr, log.get());
-    sink->serving("127.0.0.1");
+    sink->serving("127.0.0.1", 40000, 0, 0);
   }
   hello::LogWriter log_writer;
   const std::vector<hello::FileRoute> routes = file_routes();
