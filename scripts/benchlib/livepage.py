@@ -7,15 +7,15 @@ report divides the medians of server CPU per request, on over off.
 The page is Debian's Chromium, headless, pinned to the load tool's CPUs;
 without Chromium, a Python thread asks what the page asks (GET / once,
 then GET /stats once a second), which costs the server the same."""
-import os
 import shutil
-import signal
 import statistics
 import subprocess
 import tempfile
 import threading
 import time
 import urllib.request
+
+from .targets import stop_group
 
 # CPU per request with the page open over without it, within this.
 TARGET = 0.02
@@ -65,16 +65,7 @@ class Page:
             self.stopping.wait(max(0.0, 1.0 - (time.monotonic() - started)))
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-                self.proc.wait(timeout=10)
-            except (subprocess.TimeoutExpired, ProcessLookupError):
-                try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                self.proc.wait()
+        stop_group(self.proc, 10)
         self.proc = None
         if self.thread:
             self.stopping.set()

@@ -68,6 +68,22 @@ def free_port():
         return s.getsockname()[1]
 
 
+def stop_group(proc, timeout):
+    """SIGTERM to the process group that proc leads (started with
+    start_new_session), then SIGKILL if it has not ended in timeout s."""
+    if not proc or proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=timeout)
+    except (subprocess.TimeoutExpired, ProcessLookupError):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+
+
 def _stat(pid):
     try:
         with open(f"/proc/{pid}/stat") as f:
@@ -188,16 +204,7 @@ class Target:
         return sum(_hwm_kib(p) for p in process_tree(self.proc.pid))
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-                self.proc.wait(timeout=15)
-            except (subprocess.TimeoutExpired, ProcessLookupError):
-                try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                self.proc.wait()
+        stop_group(self.proc, 15)
         if self.log:
             self.log.close()
             self.log = None

@@ -35,7 +35,7 @@ import tempfile
 import time
 import urllib.request
 
-from obs_support import free_port
+from obs_support import fail, free_port, wait_for_port
 
 REQUESTS = 100_000
 CONNECTIONS = 10
@@ -53,22 +53,6 @@ MIX = [
 ]
 FIELDS = {"time", "peer", "worker", "method", "target", "protocol", "status", "bytes", "service_us"}
 DEADLINE_S = 60  # for the whole load
-
-
-def fail(message):
-    print(f"FAIL: {message}")
-    sys.exit(1)
-
-
-def wait_for_port(port, seconds):
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return True
-        except OSError:
-            time.sleep(0.05)
-    return False
 
 
 class Server:

@@ -38,10 +38,8 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.parse
-import urllib.request
 
-from obs_support import free_port, get, wait_for
+from obs_support import Prometheus, fail, free_port, get, stop, wait_for
 
 try:
     import yaml
@@ -75,11 +73,6 @@ request = function()
 end
 """
 ROUTES = {"routes": [{"method": "GET", "path": "/broken", "status": 500, "body": "broken\n"}]}
-
-
-def fail(message):
-    print(f"FAIL: {message}")
-    sys.exit(1)
 
 
 def promtool(*args):
@@ -151,16 +144,9 @@ def rules():
     return [r for g in groups for r in g["rules"]]
 
 
-def query_range(prom, expr, start, end):
-    url = f"http://127.0.0.1:{prom}/api/v1/query_range?" + urllib.parse.urlencode(
-        {"query": expr, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": "1"})
-    try:
-        body = json.loads(get(url, timeout=20))
-    except urllib.error.HTTPError as e:
-        fail(f"{expr}: {e.read().decode()}")
-    if body.get("status") != "success":
-        fail(f"{expr}: {body}")
-    return body["data"]["result"]
+def query_range(prometheus, expr, start, end):
+    return prometheus.api("query_range", timeout=20, query=expr, start=f"{start:.3f}",
+                          end=f"{end:.3f}", step="1")["result"]
 
 
 def largest(result):
@@ -224,7 +210,7 @@ def main():
             yaml.safe_dump(panel_rules, f)
         promtool("check", "rules", os.path.join(tmp, "panels.yml"))
 
-        port, admin, other, other_admin, prom = (free_port() for _ in range(5))
+        port, admin, other, other_admin = (free_port() for _ in range(4))
         with open(os.path.join(tmp, "routes.json"), "w") as f:
             json.dump(ROUTES, f)
         with open(os.path.join(tmp, "mix.lua"), "w") as f:
@@ -240,24 +226,16 @@ def main():
             [os.path.join(build, "hello-flask"), "-H", "127.0.0.1", "-p", str(other), "-w", "1",
              "--admin", f"127.0.0.1:{other_admin}"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        with open(os.path.join(tmp, "prometheus.yml"), "w") as f:
-            f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n"
-                    "  evaluation_interval: 1s\n"
-                    f"rule_files: ['{RULES}']\n"
-                    "scrape_configs:\n  - job_name: hello\n    static_configs:\n"
-                    f"      - targets: ['127.0.0.1:{admin}', '127.0.0.1:{other_admin}']\n")
-        promtool("check", "config", os.path.join(tmp, "prometheus.yml"))
-        procs.append(subprocess.Popen(
-            ["prometheus", f"--config.file={tmp}/prometheus.yml",
-             f"--storage.tsdb.path={tmp}/data", f"--web.listen-address=127.0.0.1:{prom}"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        prometheus = Prometheus(tmp, [f"127.0.0.1:{admin}", f"127.0.0.1:{other_admin}"],
+                                rule_files=[RULES], check=lambda c: promtool("check", "config", c))
+        procs.append(prometheus.proc)
         for url, what in ((f"http://127.0.0.1:{admin}/healthz", "hello-sanic's admin port"),
-                          (f"http://127.0.0.1:{other_admin}/healthz", "hello-flask's admin port"),
-                          (f"http://127.0.0.1:{prom}/-/ready", "prometheus")):
+                          (f"http://127.0.0.1:{other_admin}/healthz", "hello-flask's admin port")):
             if not wait_for(url, 30):
                 fail(f"{what} did not answer")
+        # Scrapes before the load, so that rate() has a start.
+        prometheus.wait_scraped(times=2)
         start = time.time()
-        time.sleep(2.5)  # scrapes before the load, so that rate() has a start
 
         side = Side(port, other)
         wrk = subprocess.Popen(
@@ -291,7 +269,7 @@ def main():
 
         print(f"over {end - start:.0f} s, step 1 s (largest value of any series):")
         for title, expr in queries:
-            result = query_range(prom, substitute(expr), start, end)
+            result = query_range(prometheus, substitute(expr), start, end)
             top = largest(result)
             shown = f"{top:.6g}" if top is not None else "-"
             print(f"  {len(result):2} series, max {shown:<12}  {title}")
@@ -301,8 +279,8 @@ def main():
                 fail(f"panel {title}: never above 0: {substitute(expr)}")
         for r in rules():
             name = r.get("record") or r["alert"]
-            result = query_range(prom, r["expr"], start, end)
-            evaluated = query_range(prom, r["record"] if "record" in r
+            result = query_range(prometheus, r["expr"], start, end)
+            evaluated = query_range(prometheus, r["record"] if "record" in r
                                     else f'ALERTS{{alertname="{r["alert"]}"}}', start, end)
             states = sorted({s["metric"].get("alertstate", "") for s in evaluated})
             print(f"  {len(result):2} series, evaluated {len(evaluated):2}"
@@ -313,13 +291,7 @@ def main():
                 fail(f"rule {name}: Prometheus's evaluation left no series")
         print("PASS")
     finally:
-        for p in reversed(procs):
-            if p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+        stop(*reversed(procs))
         shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -24,7 +24,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -34,7 +33,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from obs_support import free_port
+from obs_support import fail, free_port, stop, wait_until
 
 # The page's rate against wrk's: within this.
 TOLERANCE = 0.10
@@ -42,11 +41,6 @@ TOLERANCE = 0.10
 # before its last poll, so its first and last readings straddle the load's
 # start and end.
 EDGE_SECONDS = 3
-
-
-def fail(message):
-    print(f"FAIL: {message}")
-    sys.exit(1)
 
 
 class WebDriver:
@@ -92,19 +86,6 @@ class WebDriver:
                 self.call("DELETE", f"/session/{self.session}", timeout=10)
             except (OSError, RuntimeError):
                 pass
-
-
-def wait_for(check, seconds, step=0.1):
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        try:
-            value = check()
-            if value:
-                return value
-        except (OSError, RuntimeError):
-            pass
-        time.sleep(step)
-    return None
 
 
 def shown_rate(driver, element_id="rps"):
@@ -157,13 +138,13 @@ def main():
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     driver = WebDriver(driver_port)
     try:
-        if not wait_for(lambda: urllib.request.urlopen(origin + "/healthz", timeout=1).read(), 10):
+        if not wait_until(lambda: urllib.request.urlopen(origin + "/healthz", timeout=1).read(), 10):
             fail("the admin port did not answer")
-        if not wait_for(lambda: driver.call("GET", "/status", timeout=1)["ready"], 10):
+        if not wait_until(lambda: driver.call("GET", "/status", timeout=1)["ready"], 10):
             fail("chromedriver did not become ready")
         driver.start(os.path.join(tmp, "profile"))
         driver.cmd("POST", "/url", {"url": origin + "/"})
-        if wait_for(lambda: shown_rate(driver) is not None, 10) is None:
+        if wait_until(lambda: shown_rate(driver) is not None, 10) is None:
             fail("the page shows no request rate (#rps) after 10 s")
 
         wrk = subprocess.Popen(["wrk", "-t1", "-c64", f"-d{args.seconds}s", f"http://127.0.0.1:{port}/"],
@@ -221,12 +202,7 @@ def main():
         print("PASS")
     finally:
         driver.quit()
-        for proc in (chromedriver, server):
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop(chromedriver, server)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

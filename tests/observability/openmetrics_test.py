@@ -19,18 +19,13 @@
 Everything listens on 127.0.0.1 and every wait is bounded.
 """
 import http.client
-import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.parse
-import urllib.request
 
-from obs_support import free_port
+from obs_support import Prometheus, fail, free_port, stop, wait_until
 
 try:
     from prometheus_client.openmetrics.parser import text_string_to_metric_families as om_parse
@@ -51,11 +46,6 @@ SYNTHETIC = {"up", "scrape_duration_seconds", "scrape_samples_scraped",
              "scrape_samples_post_metric_relabeling", "scrape_series_added"}
 
 
-def fail(message):
-    print(f"FAIL: {message}")
-    sys.exit(1)
-
-
 def fetch(port, accept=None, method="GET", path="/metrics"):
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
     try:
@@ -64,18 +54,6 @@ def fetch(port, accept=None, method="GET", path="/metrics"):
         return r.status, r.getheader("Content-Type"), r.getheader("Content-Length"), r.read()
     finally:
         c.close()
-
-
-def wait_for(check, seconds, step=0.1):
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        try:
-            if check():
-                return True
-        except (OSError, ValueError, KeyError, IndexError):
-            pass
-        time.sleep(step)
-    return False
 
 
 def series(families):
@@ -150,39 +128,17 @@ def check_answers(admin):
     return om
 
 
-def query(prom, path, **params):
-    url = f"http://127.0.0.1:{prom}{path}?" + urllib.parse.urlencode(params)
-    with urllib.request.urlopen(url, timeout=5) as r:
-        return json.loads(r.read().decode())["data"]
-
-
 def check_prometheus(admin, tmp):
-    prom = free_port()
-    with open(os.path.join(tmp, "prometheus.yml"), "w") as f:
-        f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n"
-                "scrape_configs:\n  - job_name: hello\n    static_configs:\n"
-                f"      - targets: ['127.0.0.1:{admin}']\n")
-    prometheus = subprocess.Popen(
-        ["prometheus", f"--config.file={tmp}/prometheus.yml", f"--storage.tsdb.path={tmp}/data",
-         f"--web.listen-address=127.0.0.1:{prom}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    prometheus = Prometheus(tmp, [f"127.0.0.1:{admin}"])
     try:
-        if not wait_for(lambda: urllib.request.urlopen(
-                f"http://127.0.0.1:{prom}/-/ready", timeout=1).status == 200, 30):
-            fail("prometheus did not become ready")
-        # Three scrapes that succeeded.
-        if not wait_for(lambda: float(query(prom, "/api/v1/query", query=
-                                            "count_over_time(up{job='hello'}[1m])")
-                                      ["result"][0]["value"][1]) >= 3, 20, 0.5):
-            fail("Prometheus did not scrape three times in 20 s")
-        up = query(prom, "/api/v1/query", query="up{job='hello'}")["result"]
-        if not up or up[0]["value"][1] != "1":
-            target = query(prom, "/api/v1/targets")["activeTargets"]
+        prometheus.wait_scraped(times=3)
+        if prometheus.value("up{job='hello'}") != 1:
+            target = prometheus.api("targets")["activeTargets"]
             fail(f"the scrape failed: {[t.get('lastError') for t in target]}")
         _, _, _, body = fetch(admin, PROMETHEUS_ACCEPT)
         expo = series(om_parse(body.decode()))
         stored = set()
-        for s in query(prom, "/api/v1/series", **{"match[]": '{job="hello"}'}):
+        for s in prometheus.api("series", **{"match[]": '{job="hello"}'}):
             name = s.pop("__name__")
             s.pop("job")
             s.pop("instance")
@@ -191,14 +147,13 @@ def check_prometheus(admin, tmp):
         if stored != expo:
             fail(f"Prometheus stores {len(stored)} series, the exposition has {len(expo)}: "
                  f"missing {sorted(expo - stored)[:5]}, extra {sorted(stored - expo)[:5]}")
-        samples = float(query(prom, "/api/v1/query", query="scrape_samples_scraped{job='hello'}")
-                        ["result"][0]["value"][1])
+        samples = prometheus.value("scrape_samples_scraped{job='hello'}")
         if samples != len(expo):
             fail(f"scrape_samples_scraped is {samples}, the exposition has {len(expo)} samples")
         created = sorted(n for n, _ in stored if n.endswith("_created"))
         if "hello_http_requests_created" not in created:
             fail("no _created series in Prometheus: it did not read OpenMetrics")
-        meta = query(prom, "/api/v1/targets/metadata", match_target='{job="hello"}')
+        meta = prometheus.api("targets/metadata", match_target='{job="hello"}')
         meta = {m["metric"]: (m["type"], m.get("unit", "")) for m in meta}
         for name, want in (("hello_http_request_duration_seconds", ("histogram", "seconds")),
                            ("hello_http_requests", ("counter", "")),
@@ -211,11 +166,7 @@ def check_prometheus(admin, tmp):
               f"({len(created)} _created series among them), scrape_samples_scraped "
               f"{samples:.0f}; metadata from OpenMetrics (units, hello_build info)")
     finally:
-        prometheus.terminate()
-        try:
-            prometheus.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            prometheus.kill()
+        prometheus.stop()
 
 
 def main():
@@ -232,7 +183,7 @@ def main():
          "--admin", f"127.0.0.1:{admin}"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        if not wait_for(lambda: fetch(admin, path="/healthz")[0] == 200, 10):
+        if not wait_until(lambda: fetch(admin, path="/healthz")[0] == 200, 10):
             fail("the admin port did not answer")
         # A few answers, so that counters and the histogram are not all 0.
         for path in ("/", "/", "/nope"):
@@ -241,11 +192,7 @@ def main():
         check_prometheus(admin, tmp)
         print("PASS")
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop(server)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -15,29 +15,18 @@ Everything listens on 127.0.0.1 and every wait is bounded.
 import json
 import os
 import re
-import shutil
-import socket
-import subprocess
 import sys
+import shutil
+import subprocess
 import tempfile
 import time
-import urllib.parse
-import urllib.request
 
-from obs_support import free_port, get, wait_for
+from obs_support import Prometheus, fail, free_port, get, stop, wait_for
 
 WRK_SECONDS = 10
-
-
-def query(prom, expr):
-    url = f"http://127.0.0.1:{prom}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
-    result = json.loads(get(url))["data"]["result"]
-    return float(result[0]["value"][1]) if result else None
-
-
-def fail(message):
-    print(f"FAIL: {message}")
-    sys.exit(1)
+# The le bounds of hello_http_request_duration_seconds, in seconds.
+BOUNDS = [b * 1e-6 for b in (10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000,
+                             100000, 200000, 500000, 1e6, 2e6, 5e6, 1e7)]
 
 
 def main():
@@ -45,34 +34,19 @@ def main():
     for tool in ("prometheus", "wrk"):
         if shutil.which(tool) is None:
             fail(f"{tool} is not installed (scripts/setup installs it)")
-    port, admin, prom = free_port(), free_port(), free_port()
+    port, admin = free_port(), free_port()
     tmp = tempfile.mkdtemp(prefix="hello-prom-")
     server = subprocess.Popen(
         [os.path.join(build, "hello-sanic"), "-H", "127.0.0.1", "-p", str(port), "-w", "2",
          "--admin", f"127.0.0.1:{admin}"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    with open(os.path.join(tmp, "prometheus.yml"), "w") as f:
-        f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n"
-                "scrape_configs:\n  - job_name: hello\n    static_configs:\n"
-                f"      - targets: ['127.0.0.1:{admin}']\n")
-    prometheus = subprocess.Popen(
-        ["prometheus", f"--config.file={tmp}/prometheus.yml", f"--storage.tsdb.path={tmp}/data",
-         f"--web.listen-address=127.0.0.1:{prom}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    prometheus = Prometheus(tmp, [f"127.0.0.1:{admin}"])
     try:
         if not wait_for(f"http://127.0.0.1:{admin}/healthz", 10):
             fail("the admin port did not answer")
-        if not wait_for(f"http://127.0.0.1:{prom}/-/ready", 30):
-            fail("prometheus did not become ready")
-        # A first scrape before the load, so that increase() starts at zero
-        # and sees the whole run. Prometheus hands new targets to its
-        # scrapers up to 5 s after it is ready, so wait for the scrape
-        # itself rather than for a time.
-        deadline = time.monotonic() + 20
-        while query(prom, 'up{job="hello"}') != 1.0:
-            if time.monotonic() > deadline:
-                fail("prometheus did not scrape the admin port in 20 s")
-            time.sleep(0.2)
+        # A scrape before the load, so that increase() starts at zero and
+        # sees the whole run.
+        prometheus.wait_scraped()
         out = subprocess.run(
             ["wrk", "-t1", "-c64", f"-d{WRK_SECONDS}s", f"http://127.0.0.1:{port}/"],
             capture_output=True, text=True, timeout=WRK_SECONDS + 30).stdout
@@ -82,7 +56,7 @@ def main():
         sent = int(m.group(1))
         # Two more scrapes after the load.
         time.sleep(2.5)
-        total = query(prom, "sum(hello_http_requests_total)")
+        total = prometheus.value("sum(hello_http_requests_total)")
         print(f"wrk: {sent} requests; Prometheus: sum(hello_http_requests_total) = {total}")
         # wrk counts the answers it read; the requests in flight when it
         # stopped (one at most per connection) were answered and counted by
@@ -90,8 +64,10 @@ def main():
         if total is None or not sent <= total <= sent + 64:
             fail(f"Prometheus counts {total} requests, wrk read {sent} answers (+ up to 64 in flight)")
         window = f"{WRK_SECONDS + 8}s"
-        p99 = query(prom, "histogram_quantile(0.99, sum by (le) "
-                          f"(increase(hello_http_request_duration_seconds_bucket[{window}])))")
+        p99 = prometheus.value("histogram_quantile(0.99, sum by (le) "
+                               f"(increase(hello_http_request_duration_seconds_bucket[{window}])))")
+        if p99 is None:
+            fail("Prometheus has no p99")
         stats = json.loads(get(f"http://127.0.0.1:{admin}/stats"))
         own = stats["total"]["service_time_us"]["p99"] / 1e6
         print(f"p99: Prometheus {p99 * 1e6:.1f} us (from buckets), the server's own {own * 1e6:.1f} us")
@@ -101,22 +77,13 @@ def main():
         # widened by that error. (Not the other way round: with a sparse
         # tail, a p99 just over a bound puts Prometheus's anywhere in the
         # next bucket.)
-        bounds = [b * 1e-6 for b in (10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000,
-                                     50000, 100000, 200000, 500000, 1e6, 2e6, 5e6, 1e7)]
-        if p99 is None:
-            fail("Prometheus has no p99")
-        upper = next((b for b in bounds if b >= p99), float("inf"))
-        lower = max([b for b in bounds if b < upper] + [0])
+        upper = next((b for b in BOUNDS if b >= p99), float("inf"))
+        lower = max([b for b in BOUNDS if b < upper] + [0])
         if not lower * 0.99 <= own <= upper * 1.01:
             fail(f"the server's p99 {own} outside Prometheus's p99 bucket ({lower}, {upper}]")
         print("PASS")
     finally:
-        for p in (prometheus, server):
-            p.terminate()
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop(prometheus.proc, server)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
