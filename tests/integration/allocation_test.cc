@@ -119,6 +119,32 @@ uint64_t allocations_in(Work work) {
   return allocations.load();
 }
 
+struct Rounds {
+  int singles;  // exchanges of one request
+  int batches;  // exchanges of 16 pipelined requests (or streams)
+};
+
+// The steady state the tests judge: `warm_up` rounds of exchange(1) and
+// exchange(16) (each true if every answer came back), then `counted` ones,
+// whose allocations are returned and recorded for scripts/bench
+// --performance, which reads the JSON report.
+template <typename Exchange>
+uint64_t steady_state_allocations(Exchange exchange, Rounds warm_up, Rounds counted) {
+  auto run = [&](Rounds r) {
+    for (int i = 0; i < r.singles; ++i)
+      if (!exchange(1)) return false;
+    for (int i = 0; i < r.batches; ++i)
+      if (!exchange(16)) return false;
+    return true;
+  };
+  EXPECT_TRUE(run(warm_up));
+  bool answered = false;
+  uint64_t n = allocations_in([&] { answered = run(counted); });
+  EXPECT_TRUE(answered);
+  ::testing::Test::RecordProperty("allocations", std::to_string(n));
+  return n;
+}
+
 TEST(Allocation, TheHeartAllocatesNothingPerRequest) {
   ResponseTable table(test::kTestPersona, {});
   WorkerStats stats;
@@ -126,22 +152,13 @@ TEST(Allocation, TheHeartAllocatesNothingPerRequest) {
   Session session(table, sink);
   std::string out;
   out.reserve(64 * 1024);
-  std::string pipeline = test::repeat(kRequest, 16);
-  auto run = [&](int keep_alive, int batches) {
-    for (int i = 0; i < keep_alive; ++i) {
-      out.clear();
-      ASSERT_EQ(session.feed(kRequest.data(), kRequest.size(), out).next, Fed::Next::read);
-    }
-    for (int i = 0; i < batches; ++i) {
-      out.clear();
-      ASSERT_EQ(session.feed(pipeline.data(), pipeline.size(), out).next, Fed::Next::read);
-    }
+  const std::string pipeline = test::repeat(kRequest, 16);
+  auto exchange = [&](int n) {
+    std::string_view in = n == 1 ? kRequest : pipeline;
+    out.clear();
+    return session.feed(in.data(), in.size(), out).next == Fed::Next::read;
   };
-  run(1000, 100);  // warm-up
-  uint64_t allocations = allocations_in([&] { run(10000, 1000); });
-  // For scripts/bench --performance, which reads the JSON report.
-  RecordProperty("allocations", std::to_string(allocations));
-  EXPECT_EQ(allocations, 0u);
+  EXPECT_EQ(steady_state_allocations(exchange, {1000, 100}, {10000, 1000}), 0u);
   EXPECT_EQ(stats.requests.get(), 1000u + 1600u + 10000u + 16000u);
 }
 
@@ -289,16 +306,11 @@ TEST(Allocation, AWorkerAllocatesNothingPerRequestOverLoopback) {
   ssize_t one = recv(fd, buf, sizeof buf, 0);
   ASSERT_GT(one, 0);
   const std::string pipeline = test::repeat(kRequest, 16);
-  auto run = [&](int keep_alive, int batches) {
-    for (int i = 0; i < keep_alive; ++i)
-      ASSERT_TRUE(round_trip(fd, kRequest.data(), kRequest.size(), one, buf, sizeof buf));
-    for (int i = 0; i < batches; ++i)
-      ASSERT_TRUE(round_trip(fd, pipeline.data(), pipeline.size(), 16 * one, buf, sizeof buf));
+  auto exchange = [&](int n) {
+    std::string_view in = n == 1 ? kRequest : pipeline;
+    return round_trip(fd, in.data(), in.size(), n * one, buf, sizeof buf);
   };
-  run(1000, 100);  // warm-up
-  uint64_t allocations = allocations_in([&] { run(10000, 1000); });
-  RecordProperty("allocations", std::to_string(allocations));
-  EXPECT_EQ(allocations, 0u);
+  EXPECT_EQ(steady_state_allocations(exchange, {1000, 100}, {10000, 1000}), 0u);
   close(fd);
   worker.stop(false);
   worker.join();
@@ -351,16 +363,11 @@ TEST(Allocation, TlsAllocatesNothingPerRequestAfterTheHandshake) {
   ASSERT_EQ(SSL_read_ex(ssl, buf, sizeof buf, &one), 1);
   ASSERT_GT(one, 0u);
   const std::string pipeline = test::repeat(kRequest, 16);
-  auto run = [&](int keep_alive, int batches) {
-    for (int i = 0; i < keep_alive; ++i)
-      ASSERT_TRUE(tls_round_trip(ssl, kRequest.data(), kRequest.size(), one, buf, sizeof buf));
-    for (int i = 0; i < batches; ++i)
-      ASSERT_TRUE(tls_round_trip(ssl, pipeline.data(), pipeline.size(), 16 * one, buf, sizeof buf));
+  auto exchange = [&](int n) {
+    std::string_view in = n == 1 ? kRequest : pipeline;
+    return tls_round_trip(ssl, in.data(), in.size(), n * one, buf, sizeof buf);
   };
-  run(1000, 100);  // warm-up
-  uint64_t allocations = allocations_in([&] { run(5000, 500); });
-  RecordProperty("allocations", std::to_string(allocations));
-  EXPECT_EQ(allocations, 0u);
+  EXPECT_EQ(steady_state_allocations(exchange, {1000, 100}, {5000, 500}), 0u);
   SSL_free(ssl);
   close(fd);
   SSL_CTX_free(client_ctx);
@@ -658,14 +665,8 @@ TEST(Allocation, AnH2cWorkerAllocatesNothingPerRequestOverLoopback) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   ASSERT_EQ(connect(fd, reinterpret_cast<struct sockaddr*>(&sa), sizeof sa), 0);
   H2SocketClient client(fd);
-  auto run = [&](int singles, int batches) {
-    for (int i = 0; i < singles; ++i) ASSERT_TRUE(client.batch(1));
-    for (int i = 0; i < batches; ++i) ASSERT_TRUE(client.batch(16));
-  };
-  run(500, 100);  // warm-up
-  uint64_t allocations = allocations_in([&] { run(5000, 500); });
-  RecordProperty("allocations", std::to_string(allocations));
-  EXPECT_EQ(allocations, 0u);
+  auto exchange = [&](int n) { return client.batch(n); };
+  EXPECT_EQ(steady_state_allocations(exchange, {500, 100}, {5000, 500}), 0u);
   close(fd);
   worker.stop(false);
   worker.join();
@@ -700,14 +701,8 @@ TEST(Allocation, AnH2WorkerOverTlsAllocatesNothingPerRequest) {
   ASSERT_EQ(std::string_view(reinterpret_cast<const char*>(alpn), alpn_length), "h2");
   {
     H2SocketClient client(fd, ssl);
-    auto run = [&](int singles, int batches) {
-      for (int i = 0; i < singles; ++i) ASSERT_TRUE(client.batch(1));
-      for (int i = 0; i < batches; ++i) ASSERT_TRUE(client.batch(16));
-    };
-    run(500, 100);  // warm-up
-    uint64_t allocations = allocations_in([&] { run(3000, 300); });
-    RecordProperty("allocations", std::to_string(allocations));
-    EXPECT_EQ(allocations, 0u);
+    auto exchange = [&](int n) { return client.batch(n); };
+    EXPECT_EQ(steady_state_allocations(exchange, {500, 100}, {3000, 300}), 0u);
   }
   SSL_free(ssl);
   close(fd);
