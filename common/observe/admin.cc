@@ -11,6 +11,7 @@
 #include "net/tcp_port.h"
 #include "observe/live_page.h"
 #include "observe/metrics_format.h"
+#include "observe/page_policy.h"
 
 namespace hello {
 
@@ -20,17 +21,6 @@ namespace {
 constexpr size_t kMaxTarget = 64;
 // An admin request carries no body worth reading.
 constexpr uint64_t kMaxBody = 1024;
-// The live page's own headers: never cached (it is compiled in, and a new
-// binary may poll a new /stats), and allowed to load nothing but its inline
-// script and style and to fetch nothing but this origin's /stats.
-constexpr std::string_view kLivePageHeaders =
-    "Cache-Control: no-store\r\n"
-    "Content-Security-Policy: default-src 'none'; script-src 'unsafe-inline'; "
-    "style-src 'unsafe-inline'; connect-src 'self'; img-src data:; base-uri 'none'; "
-    "form-action 'none'; frame-ancestors 'none'\r\n"
-    "X-Content-Type-Options: nosniff\r\n"
-    "Referrer-Policy: no-referrer\r\n";
-
 }  // namespace
 
 // One admin connection: one request, one answer, then close.
@@ -182,7 +172,7 @@ void AdminCallbacks::answer(Exchange* x) {
     if (path == "/" && get) {
       status = 200;
       type = "text/html; charset=utf-8";
-      extra = kLivePageHeaders;
+      extra = live_page_headers();
       body = kLivePage;
     } else if (path == "/metrics" && get) {
       status = 200;
@@ -229,7 +219,9 @@ AdminServer::AdminServer(uv_loop_t* loop, AdminSource& source, size_t max_header
     : loop_(loop),
       source_(source),
       max_header_bytes_(max_header_bytes),
-      header_timeout_ms_(header_timeout_ms) {}
+      header_timeout_ms_(header_timeout_ms) {
+  live_page_headers();  // made now, not on the first GET /
+}
 
 int AdminServer::listen(const struct sockaddr* addr) {
   int rc = uv_tcp_init(loop_, &listener_);

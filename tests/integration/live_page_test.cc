@@ -4,6 +4,7 @@
 // the fields the page draws from. Chromium drives the page itself in
 // tests/observability/live_page_test.py.
 #include <gtest/gtest.h>
+#include <openssl/evp.h>
 #include <simdjson.h>
 
 #include <chrono>
@@ -31,6 +32,20 @@ std::string head_of(const std::string& r) {
 std::string body_of(const std::string& r) {
   size_t at = r.find("\r\n\r\n");
   return at == std::string::npos ? "" : r.substr(at + 4);
+}
+
+// The CSP hash source of the page's one element `tag` (its text between
+// the tags), as a browser computes it: 'sha256-' and the base64 digest.
+std::string hash_source(const std::string& page, const std::string& tag) {
+  size_t begin = page.find("<" + tag + ">") + tag.size() + 2;
+  std::string text = page.substr(begin, page.find("</" + tag + ">") - begin);
+  unsigned char digest[32];
+  size_t length = 0;
+  if (EVP_Q_digest(nullptr, "SHA256", nullptr, text.data(), text.size(), digest, &length) != 1)
+    return "(no digest)";
+  unsigned char base64[45];
+  EVP_EncodeBlock(base64, digest, static_cast<int>(length));
+  return "'sha256-" + std::string(reinterpret_cast<char*>(base64)) + "'";
 }
 
 class LivePageTest : public ::testing::Test {
@@ -64,11 +79,11 @@ TEST_F(LivePageTest, TheRootIsThePageWithItsHeaders) {
             std::string::npos)
       << head;
   EXPECT_NE(head.find("\r\nCache-Control: no-store\r\n"), std::string::npos) << head;
-  EXPECT_NE(
-      head.find("\r\nContent-Security-Policy: default-src 'none'; script-src 'unsafe-inline'; "
-                "style-src 'unsafe-inline'; connect-src 'self'; img-src data:; "
-                "base-uri 'none'; form-action 'none'; frame-ancestors 'none'\r\n"),
-      std::string::npos)
+  EXPECT_NE(head.find("\r\nContent-Security-Policy: default-src 'none'; script-src " +
+                      hash_source(page, "script") + "; style-src " + hash_source(page, "style") +
+                      "; connect-src 'self'; img-src data:; base-uri 'none'; "
+                      "form-action 'none'; frame-ancestors 'none'\r\n"),
+            std::string::npos)
       << head;
   EXPECT_NE(head.find("\r\nX-Content-Type-Options: nosniff\r\n"), std::string::npos) << head;
 
