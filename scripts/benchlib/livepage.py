@@ -8,7 +8,6 @@ The page is Debian's Chromium, headless, pinned to the load tool's CPUs;
 without Chromium, a Python thread asks what the page asks (GET / once,
 then GET /stats once a second), which costs the server the same."""
 import shutil
-import statistics
 import subprocess
 import tempfile
 import threading
@@ -79,37 +78,6 @@ class Page:
 def rounds(repeat):
     """Each round's order of the two variants: off then on, then on then off, ..."""
     return [VARIANTS if i % 2 == 0 else VARIANTS[::-1] for i in range(repeat)]
-
-
-def _cell(cells, mode, variant):
-    return next((c for c in cells if c.get("variant") == variant and c["mode"] == mode), None)
-
-
-def table(meta, cells):
-    """report.md's table: CPU per request on over off for each job, against
-    TARGET, with the rounds' own ratios; "" without a --live-page run."""
-    live = meta.get("live_page")
-    if not live:
-        return ""
-    rows = ["| measure | target | result | met? |", "| --- | --- | --- | --- |"]
-    for mode in live["modes"]:
-        off, on = _cell(cells, mode, "page-off"), _cell(cells, mode, "page-on")
-        a = off.get("cpu_us_per_request") if off else None
-        b = on.get("cpu_us_per_request") if on else None
-        measure = f"CPU/request, page open vs not, wrk {mode} c{live['connections']}"
-        target = f"within ±{TARGET:.0%}"
-        if not a or not b:
-            problem = (on or {}).get("error") or (off or {}).get("error") or "not measured"
-            rows.append(f"| {measure} | {target} | {problem} | not measured |")
-            continue
-        pairs = [x / y for x, y in zip(on.get("cpu_us_runs") or [], off.get("cpu_us_runs") or []) if x and y]
-        paired = (f"; round by round {', '.join(f'{r:.3f}' for r in pairs)} (median {statistics.median(pairs):.3f})"
-                  if pairs else "")
-        ratio = b / a
-        rps = f"; req/s {off.get('rps') or 0:,.0f} off, {on.get('rps') or 0:,.0f} on"
-        met = "yes" if abs(ratio - 1) <= TARGET else "**no**"
-        rows.append(f"| {measure} | {target} | off {a:.2f} µs, on {b:.2f} µs: {ratio:.3f}{paired}{rps} | {met} |")
-    return "\n".join(rows)
 
 
 def text(meta):

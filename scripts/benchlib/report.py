@@ -494,6 +494,36 @@ def paired_text(on, off):
     return f"; round by round {', '.join(f'{r:.3f}' for r in pairs)} (median {statistics.median(pairs):.3f})"
 
 
+def live_page_table(meta, cells):
+    """--live-page's table: CPU per request with the page open over without
+    it for each job, against livepage.TARGET, with the rounds' own ratios;
+    "" without a --live-page run."""
+    live = meta.get("live_page")
+    if not live:
+        return ""
+
+    def cell(mode, variant):
+        return next((c for c in cells if c.get("variant") == variant and c["mode"] == mode), None)
+
+    rows = ["| measure | target | result | met? |", "| --- | --- | --- | --- |"]
+    for mode in live["modes"]:
+        off, on = cell(mode, "page-off"), cell(mode, "page-on")
+        a = off.get("cpu_us_per_request") if off else None
+        b = on.get("cpu_us_per_request") if on else None
+        measure = f"CPU/request, page open vs not, wrk {mode} c{live['connections']}"
+        target = f"within ±{livepage.TARGET:.0%}"
+        if not a or not b:
+            problem = (on or {}).get("error") or (off or {}).get("error") or "not measured"
+            rows.append(f"| {measure} | {target} | {problem} | not measured |")
+            continue
+        ratio = b / a
+        rps = f"; req/s {off.get('rps') or 0:,.0f} off, {on.get('rps') or 0:,.0f} on"
+        met = "yes" if abs(ratio - 1) <= livepage.TARGET else "**no**"
+        rows.append(f"| {measure} | {target} | off {a:.2f} µs, on {b:.2f} µs: {ratio:.3f}"
+                    f"{paired_text(on, off)}{rps} | {met} |")
+    return "\n".join(rows)
+
+
 def _shaping_cell(cells, name, variant, mode):
     for c in cells:
         if (c["name"], c["tool"], c["mode"], c.get("variant")) == (name, "wrk", mode, variant):
@@ -999,7 +1029,7 @@ def write_markdown(out, meta, cells, chart_files):
                   f"every second round in reverse order), {meta['shaping']['rounds']} rounds; each ratio "
                   "divides two medians of this run, and the rounds' own ratios (the runs of one round, "
                   "seconds apart) are shown beside it.", "", shaping, ""]
-    live = livepage.table(meta, cells)
+    live = live_page_table(meta, cells)
     if live:
         parts += ["## The live page's cost", "", livepage.text(meta), "", live, ""]
     compare = compare_table(meta, cells)

@@ -1,6 +1,6 @@
 """Unit tests of scripts/bench --live-page (scripts/benchlib/livepage.py):
-its options, the alternating order of its rounds, its report table on
-made-up cells, and the poller that stands in for Chromium, against a stub
+its options, the alternating order of its rounds, its report table
+(benchlib.report) on made-up cells, and the poller that stands in for Chromium, against a stub
 admin port on 127.0.0.1."""
 import http.server
 import os
@@ -13,7 +13,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 sys.path.insert(0, HERE)
 
-from benchlib import livepage  # noqa: E402
+from benchlib import livepage, report  # noqa: E402
 from test_parsers import load_bench  # noqa: E402
 
 
@@ -51,14 +51,14 @@ class TableTest(unittest.TestCase):
     def test_ratio_against_the_target(self):
         cells = [cell("page-off", "keepalive", 5.00, [5.0, 5.0]), cell("page-on", "keepalive", 5.05, [5.05, 5.1]),
                  cell("page-off", "pipeline", 1.00, [1.0, 1.0]), cell("page-on", "pipeline", 1.03, [1.03, 1.03])]
-        rows = livepage.table(self.meta, cells).splitlines()
+        rows = report.live_page_table(self.meta, cells).splitlines()
         self.assertIn("off 5.00 µs, on 5.05 µs: 1.010; round by round 1.010, 1.020 (median 1.015)", rows[2])
         self.assertTrue(rows[2].endswith("| yes |"), rows[2])
         self.assertTrue(rows[3].endswith("| **no** |"), rows[3])
-        self.assertEqual(livepage.table({}, cells), "")
+        self.assertEqual(report.live_page_table({}, cells), "")
 
     def test_not_measured(self):
-        rows = livepage.table(self.meta, [dict(cell("page-off", "keepalive", None, []), error="wrk failed")])
+        rows = report.live_page_table(self.meta, [dict(cell("page-off", "keepalive", None, []), error="wrk failed")])
         self.assertIn("| wrk failed | not measured |", rows.splitlines()[2])
 
 
