@@ -294,6 +294,36 @@ struct sockaddr_in start_on_loopback(Worker& worker) {
   return sa;
 }
 
+// `n` client sockets connected to `sa`.
+std::vector<int> connect_all(const struct sockaddr_in& sa, int n) {
+  std::vector<int> fds;
+  for (int i = 0; i < n; ++i) {
+    fds.push_back(socket(AF_INET, SOCK_STREAM, 0));
+    EXPECT_EQ(connect(fds.back(), reinterpret_cast<const struct sockaddr*>(&sa), sizeof sa), 0);
+  }
+  return fds;
+}
+
+// Sends `in` on `fd` and reads its `answers` answers, the last of them the
+// root's ("Hello!!!"): the length of one round's answers, learnt from the
+// first; 0 if they did not come in 1,000 reads.
+size_t first_round_length(int fd, const std::string& in, size_t answers, char* buf, size_t size) {
+  if (send(fd, in.data(), in.size(), 0) != static_cast<ssize_t>(in.size())) return 0;
+  size_t got = 0;
+  auto whole = [&] {
+    std::string_view seen(buf, got);
+    size_t count = 0;
+    for (size_t at = 0; (at = seen.find("HTTP/1.1 ", at)) != std::string_view::npos; ++at) ++count;
+    return count == answers && seen.ends_with("Hello!!!");
+  };
+  for (int i = 0; i < 1000 && !whole(); ++i) {
+    ssize_t n = recv(fd, buf + got, size - got, 0);
+    if (n <= 0) return 0;
+    got += static_cast<size_t>(n);
+  }
+  return whole() ? got : 0;
+}
+
 TEST(Allocation, AWorkerAllocatesNothingPerRequestOverLoopback) {
   Worker worker(test::kTestPersona, {}, {}, 0, nullptr);
   struct sockaddr_in sa = start_on_loopback(worker);
@@ -384,33 +414,11 @@ TEST(Allocation, WaitingAnswersAllocateNothingPerRequest) {
   struct sockaddr_in sa = start_on_loopback(worker);
 
   constexpr int kConnections = 32;
-  std::vector<int> fds;
-  for (int i = 0; i < kConnections; ++i) {
-    fds.push_back(socket(AF_INET, SOCK_STREAM, 0));
-    ASSERT_EQ(connect(fds.back(), reinterpret_cast<struct sockaddr*>(&sa), sizeof sa), 0);
-  }
+  std::vector<int> fds = connect_all(sa, kConnections);
   std::string in = "GET /slow HTTP/1.1\r\nHost: a\r\n\r\n" + test::repeat(kRequest, 15);
   char buf[65536];
-  // The length of the 16 answers, learnt from the first round.
-  ASSERT_EQ(send(fds[0], in.data(), in.size(), 0), static_cast<ssize_t>(in.size()));
-  // Read until the 16th answer is whole: it ends in the root's body.
-  size_t expected = 0;
-  auto answers = [&] {
-    size_t count = 0;
-    for (size_t at = 0;
-         (at = std::string_view(buf, expected).find("HTTP/1.1 ", at)) != std::string_view::npos;
-         ++at)
-      ++count;
-    return count;
-  };
-  for (int i = 0;
-       i < 100 && !(answers() == 16 && std::string_view(buf, expected).ends_with("Hello!!!"));
-       ++i) {
-    ssize_t n = recv(fds[0], buf + expected, sizeof buf - expected, 0);
-    ASSERT_GT(n, 0);
-    expected += static_cast<size_t>(n);
-  }
-  ASSERT_EQ(answers(), 16u);
+  const size_t expected = first_round_length(fds[0], in, 16, buf, sizeof buf);
+  ASSERT_GT(expected, 0u);
   auto run = [&](int rounds) { pipeline_rounds(fds, in, expected, rounds, buf, sizeof buf); };
   run(50);  // warm-up
   uint64_t allocations = allocations_in([&] { run(200); });
@@ -469,28 +477,14 @@ TEST(Allocation, ShapedAnswersAllocateNothingPerRequestOverLoopback) {
   Worker worker(test::kTestPersona, options, {}, 0, nullptr);
   struct sockaddr_in sa = start_on_loopback(worker);
   constexpr int kConnections = 8;
-  std::vector<int> fds;
-  for (int i = 0; i < kConnections; ++i) {
-    fds.push_back(socket(AF_INET, SOCK_STREAM, 0));
-    ASSERT_EQ(connect(fds.back(), reinterpret_cast<struct sockaddr*>(&sa), sizeof sa), 0);
-  }
+  std::vector<int> fds = connect_all(sa, kConnections);
   std::string in =
       "GET /?delay=200us&status=503&size=100000&header=X-A:b HTTP/1.1\r\nHost: a\r\n\r\n"
       "GET /?drip=2ms&size=50 HTTP/1.1\r\nHost: a\r\n\r\n"
       "GET /?size=3 HTTP/1.1\r\nHost: a\r\n\r\n" +
       std::string(kRequest);
   static char buf[1 << 20];
-  // The length of the four answers, learnt from the first round: they end
-  // in the root's body.
-  size_t expected = 0;
-  while (!std::string_view(buf, expected).ends_with("Hello!!!")) {
-    if (expected == 0) {
-      ASSERT_EQ(send(fds[0], in.data(), in.size(), 0), static_cast<ssize_t>(in.size()));
-    }
-    ssize_t n = recv(fds[0], buf + expected, sizeof buf - expected, 0);
-    ASSERT_GT(n, 0);
-    expected += static_cast<size_t>(n);
-  }
+  const size_t expected = first_round_length(fds[0], in, 4, buf, sizeof buf);
   ASSERT_GT(expected, 100000u);
   auto run = [&](int rounds) { pipeline_rounds(fds, in, expected, rounds, buf, sizeof buf); };
   run(20);  // warm-up
@@ -519,26 +513,15 @@ void expect_logging_allocates_nothing(LogFormat format) {
   Worker worker(test::kTestPersona, options, {}, 0, writer.get());
   struct sockaddr_in sa = start_on_loopback(worker);
   constexpr int kConnections = 8;
-  std::vector<int> fds;
-  for (int i = 0; i < kConnections; ++i) {
-    fds.push_back(socket(AF_INET, SOCK_STREAM, 0));
-    ASSERT_EQ(connect(fds.back(), reinterpret_cast<struct sockaddr*>(&sa), sizeof sa), 0);
-  }
+  std::vector<int> fds = connect_all(sa, kConnections);
   std::string in =
       "GET /?status=503&q=%22\\\"x HTTP/1.1\r\nHost: a\r\n\r\n"
       "GET /nope/\"{\\}%ff HTTP/1.1\r\nHost: a\r\n\r\n"
       "HEAD / HTTP/1.1\r\nHost: a\r\n\r\n" +
       std::string(kRequest);
   static char buf[65536];
-  size_t expected = 0;
-  for (int i = 0; i < 100 && !std::string_view(buf, expected).ends_with("Hello!!!"); ++i) {
-    if (expected == 0) {
-      ASSERT_EQ(send(fds[0], in.data(), in.size(), 0), static_cast<ssize_t>(in.size()));
-    }
-    ssize_t n = recv(fds[0], buf + expected, sizeof buf - expected, 0);
-    ASSERT_GT(n, 0);
-    expected += static_cast<size_t>(n);
-  }
+  const size_t expected = first_round_length(fds[0], in, 4, buf, sizeof buf);
+  ASSERT_GT(expected, 0u);
   ASSERT_NE(std::string_view(buf, expected).find(" 503 "), std::string_view::npos);
   auto run = [&](int rounds) { pipeline_rounds(fds, in, expected, rounds, buf, sizeof buf); };
   uint64_t requests = 4;
