@@ -419,20 +419,15 @@ def performance_table(meta, cells):
         for tool, mode, job in PERFORMANCE_JOBS:
             if (tool, mode, name) not in targeted:
                 row(f"CPU/request, {job}, vs {label}", "-", None, ratios(tool, mode, name, "peer"))
-    logged = sorted({c["name"] for c in cells if c.get("variant") == "log-on"})
     for mode in ("keepalive", "pipeline"):
-        results = []
-        for p in logged:
-            on, off = _cpu(cells, p, "persona", "wrk", mode, "log-on"), _cpu(cells, p, "persona", "wrk", mode, "log-off")
-            results.append((f"hello-{p}", on / off if on and off else None))
-        if results:
-            row(f"CPU/request, access log to a file on vs off (wrk {mode})", "≤ 1.15", 1.15, results)
-        results = []
-        for p in sorted({c["name"] for c in cells if c.get("variant") == "log-json"}):
-            on, off = _cpu(cells, p, "persona", "wrk", mode, "log-json"), _cpu(cells, p, "persona", "wrk", mode, "log-off")
-            results.append((f"hello-{p}", on / off if on and off else None))
-        if results:
-            row(f"CPU/request, JSON access log to a file on vs off (wrk {mode})", "≤ 1.15", 1.15, results)
+        for variant, label in (("log-on", "access log"), ("log-json", "JSON access log")):
+            results = []
+            for p in sorted({c["name"] for c in cells if c.get("variant") == variant}):
+                on = _cpu(cells, p, "persona", "wrk", mode, variant)
+                off = _cpu(cells, p, "persona", "wrk", mode, "log-off")
+                results.append((f"hello-{p}", on / off if on and off else None))
+            if results:
+                row(f"CPU/request, {label} to a file on vs off (wrk {mode})", "≤ 1.15", 1.15, results)
     # HTTP/2 in clear (h2c) beside h2o and nginx, against --h2's targets.
     h2_personas = sorted({c["name"] for c in cells if c["kind"] == "persona" and c.get("variant") == "h2c"})
     for mode, peer, limit in H2_TARGETS if h2_personas else ():
