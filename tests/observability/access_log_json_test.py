@@ -33,9 +33,8 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
-from obs_support import fail, free_port, wait_for_port
+from obs_support import fail, free_port, get, wait_for_port
 
 REQUESTS = 100_000
 CONNECTIONS = 10
@@ -70,8 +69,7 @@ class Server:
             fail(f"hello-sanic did not listen: {self.proc.communicate()[1]}")
 
     def metrics(self):
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.admin}/metrics", timeout=5) as r:
-            text = r.read().decode()
+        text = get(f"http://127.0.0.1:{self.admin}/metrics")
         found = {}
         for m in re.finditer(r'^(hello_http_requests_total|hello_access_log_lines_dropped_total)'
                              r'\{worker="(\d+)"(?:,code="(\w+)")?\} (\d+)$', text, re.M):
