@@ -18,8 +18,9 @@ sys.path.insert(0, SCRIPTS)
 sys.path.insert(0, HERE)
 
 from benchlib import extras, parsers, plan, report, targets, tls, tools  # noqa: E402
+import ctest_unittest  # noqa: E402
 from test_parsers import capture, load_bench  # noqa: E402
-from test_tls import directives, template  # noqa: E402
+from test_tls import STAND_IN, directives, template  # noqa: E402
 
 ECDSA = tls.Certificate("ecdsa", "/tmp/c/ecdsa-cert.pem", "/tmp/c/ecdsa-key.pem")
 OPENSSL = shutil.which("openssl")
@@ -90,17 +91,16 @@ class PeersTest(unittest.TestCase):
     def test_nghttpd(self):
         t = targets.NgHttpd("nghttpd", cpus="1")
         self.assertTrue(t.http2)
+        t.binary = STAND_IN
         with tempfile.TemporaryDirectory() as d:
             t.tmp, t.port = d, 8080
-            if os.access(t.binary, os.X_OK):
-                self.assertEqual(t.command(), [t.binary, "-a", "127.0.0.1", "-n", "1", "-d", d, "--no-tls", "8080"])
-                with open(os.path.join(d, "index.html")) as f:
-                    self.assertEqual(f.read(), "Hello!!!")
+            self.assertEqual(t.command(), [STAND_IN, "-a", "127.0.0.1", "-n", "1", "-d", d, "--no-tls", "8080"])
+            with open(os.path.join(d, "index.html")) as f:
+                self.assertEqual(f.read(), "Hello!!!")
         t.tls = ECDSA
         with tempfile.TemporaryDirectory() as d:
             t.tmp, t.port = d, 8080
-            if os.access(t.binary, os.X_OK):
-                self.assertEqual(t.command()[-3:], ["8080", ECDSA.key, ECDSA.cert])
+            self.assertEqual(t.command()[-3:], ["8080", ECDSA.key, ECDSA.cert])
         self.assertEqual(t.label, "nghttpd 1.52 (static file) +h2 +tls ECDSA P-256")
         self.assertEqual(targets.NgHttpd("nghttpd").label, "nghttpd 1.52 (static file) +h2c")
 
@@ -158,12 +158,11 @@ class PeersTest(unittest.TestCase):
         plain.tmp, plain.port = "/tmp/x", 5001
         self.assertNotIn("--h2", plain.command())
 
-    @unittest.skipUnless(os.access("/usr/sbin/nginx", os.X_OK), "nginx is not installed")
+    @unittest.skipUnless(OPENSSL and os.access("/usr/sbin/nginx", os.X_OK), "openssl or nginx is not installed")
     def test_nginx_accepts_it(self):
         with tempfile.TemporaryDirectory() as d:
-            confs = [("nginx.conf.in", None)]
-            if OPENSSL:
-                confs.append(("nginx-tls.conf.in", tls.make_certificates(d, kinds=("ecdsa",))["ecdsa"]))
+            confs = [("nginx.conf.in", None),
+                     ("nginx-tls.conf.in", tls.make_certificates(d, kinds=("ecdsa",))["ecdsa"])]
             for name, cert in confs:
                 path = os.path.join(d, "nginx.conf")
                 with open(path, "w") as f:
@@ -380,4 +379,4 @@ class H2ReportTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    ctest_unittest.main()

@@ -10,6 +10,7 @@ import os
 import json
 import socket
 import sys
+import tempfile
 import threading
 import types
 import unittest
@@ -17,8 +18,11 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.join(HERE, "..", "..", "scripts")
 sys.path.insert(0, SCRIPTS)
+sys.path.insert(0, HERE)
 
 from benchlib import admin, parsers, report, targets, tools  # noqa: E402
+
+import ctest_unittest  # noqa: E402
 
 
 def load_bench():
@@ -190,7 +194,21 @@ class LocustDistributedTest(unittest.TestCase):
         self.assertEqual(self.distributed(["sh", "-c", "sleep 1; echo done >&2"], ["true"]).strip(), "done")
 
     def test_workers_are_stopped(self):
-        self.assertEqual(self.distributed(["sh", "-c", "echo done >&2"], ["sleep", "30"]).strip(), "done")
+        # Workers that never quit write their pids (exec keeps it) and sleep;
+        # the master waits for both pids (at most 10 s), then ends the run.
+        with tempfile.TemporaryDirectory() as d:
+            pids = os.path.join(d, "pids")
+            worker = ["sh", "-c", f'echo $$ >> {pids}; exec sleep 30']
+            master = ["sh", "-c", f'for i in $(seq 200); do [ "$(cat {pids} 2>/dev/null | wc -l)" -ge 2 ] '
+                                  '&& break; sleep 0.05; done; echo done >&2']
+            self.assertEqual(self.distributed(master, worker).strip(), "done")
+            with open(pids) as f:
+                started = [int(line) for line in f]
+        self.assertEqual(len(started), 2)
+        for pid in started:
+            # Gone, and waited for: not even a zombie left.
+            with self.assertRaises(ProcessLookupError, msg=f"worker {pid} is still there"):
+                os.kill(pid, 0)
 
 
 def shaping_cell(variant, mode, cpu, runs, path="/"):
@@ -569,4 +587,4 @@ class TomcatPeerTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    ctest_unittest.main()

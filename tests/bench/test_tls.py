@@ -16,12 +16,16 @@ sys.path.insert(0, SCRIPTS)
 sys.path.insert(0, HERE)
 
 from benchlib import parsers, plan, report, targets, tls, tools  # noqa: E402
+import ctest_unittest  # noqa: E402
 from test_parsers import capture, load_bench  # noqa: E402
 
 ECDSA = tls.Certificate("ecdsa", "/tmp/c/ecdsa-cert.pem", "/tmp/c/ecdsa-key.pem")
 RSA = tls.Certificate("rsa", "/tmp/c/rsa-cert.pem", "/tmp/c/rsa-key.pem")
 URL = "https://127.0.0.1:8443/"
 OPENSSL = shutil.which("openssl")
+# Any executable, in a target's `binary`: command() only checks that its
+# binary is installed before it writes the configuration and the argv.
+STAND_IN = sys.executable
 
 
 def template(name):
@@ -96,10 +100,11 @@ class TemplateTest(unittest.TestCase):
             with open(argv[-1]) as f:
                 self.assertIn("ssl_certificate /tmp/c/ecdsa-cert.pem;", f.read())
             h2o = targets.H2o("h2o", cpus="1", tls=RSA)
-            h2o.tmp, h2o.port = d, 8444
-            if os.access(h2o.binary, os.X_OK):
-                with open(h2o.command()[-1]) as f:
-                    self.assertIn("key-file: /tmp/c/rsa-key.pem", f.read())
+            h2o.tmp, h2o.port, h2o.binary = d, 8444, STAND_IN
+            argv = h2o.command()
+            self.assertEqual(argv, [STAND_IN, "-c", os.path.join(d, "h2o.conf")])
+            with open(argv[-1]) as f:
+                self.assertIn("key-file: /tmp/c/rsa-key.pem", f.read())
         self.assertEqual((nginx.scheme, nginx.label), ("https", "nginx +tls ECDSA P-256"))
         self.assertEqual(h2o.label, "h2o 2.2.5 (static file) +tls RSA 2048")
         self.assertEqual(targets.Nginx("nginx").scheme, "http")
@@ -361,4 +366,4 @@ class OptionsTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    ctest_unittest.main()
