@@ -44,15 +44,17 @@ class ReadmePersonasTest(unittest.TestCase):
 
     def test_table_lists_every_framework_persona_with_its_port(self):
         expected = {p.name: p.port for p in self.personas if p.kind == "framework"}
+        self.assertTrue(expected, "no framework persona in servers/personas.txt")
         self.assertEqual(table_rows(self.section), expected,
                          "README.md's persona table and servers/personas.txt disagree")
 
     def test_calibration_server_paragraph_gives_its_port(self):
-        for p in self.personas:
-            if p.kind == "calibration":
-                self.assertTrue(f"`hello-{p.name}` (port {p.port}," in self.section,
-                                f"README.md's Personas section does not say "
-                                f"\"`hello-{p.name}` (port {p.port},\"")
+        calibration = [p for p in self.personas if p.kind == "calibration"]
+        self.assertTrue(calibration, "no calibration persona in servers/personas.txt")
+        for p in calibration:
+            self.assertTrue(f"`hello-{p.name}` (port {p.port}," in self.section,
+                            f"README.md's Personas section does not say "
+                            f"\"`hello-{p.name}` (port {p.port},\"")
 
 
 if __name__ == "__main__":

@@ -116,7 +116,9 @@ INSTANTIATE_TEST_SUITE_P(Personas, FixtureTest, ::testing::ValuesIn(load_cases()
 // framework; hello-floor answers like none.
 TEST(FixtureFiles, EveryPersonaHasCases) {
   std::map<std::string, int> per_persona;
-  for (const FixtureCase& c : load_cases())
+  std::vector<FixtureCase> cases = load_cases();
+  ASSERT_FALSE(cases.empty()) << "no case under " << HELLO_FIXTURE_DIR;
+  for (const FixtureCase& c : cases)
     if (c.tls == Tls::off && !c.h2) ++per_persona[c.persona];
   std::vector<PersonaInfo> personas = read_personas();
   ASSERT_FALSE(personas.empty());
@@ -132,7 +134,9 @@ TEST(FixtureFiles, EveryPersonaHasCases) {
 TEST(FixtureFiles, EveryFolderIsAPersona) {
   std::set<std::string> names;
   for (const PersonaInfo& p : read_personas()) names.insert(p.name);
-  for (const FixtureCase& c : load_cases()) EXPECT_TRUE(names.count(c.persona)) << c.persona;
+  std::vector<FixtureCase> cases = load_cases();
+  ASSERT_FALSE(cases.empty()) << "no case under " << HELLO_FIXTURE_DIR;
+  for (const FixtureCase& c : cases) EXPECT_TRUE(names.count(c.persona)) << c.persona;
 }
 
 }  // namespace

@@ -379,8 +379,10 @@ TEST(Shape, ABadParameterIs400WithOneLineAndTheConnectionStaysUsable) {
 }
 
 TEST(Shape, EveryPersonaShapesInItsOwnLayout) {
+  int frameworks = 0;
   for (const PersonaInfo& p : read_personas()) {
     if (p.kind != "framework") continue;
+    ++frameworks;
     ServerProcess s(p.name, {"--shape"});
     Client c(s.port());
     // Every persona has /json (Spring's is chunked: a shaped one has a length).
@@ -391,6 +393,7 @@ TEST(Shape, EveryPersonaShapesInItsOwnLayout) {
     EXPECT_EQ(header_of(r, "x-a"), "b") << p.name;
     EXPECT_EQ(header_of(r, "x-hello-shape-decision"), "status=503 size=5") << p.name;
   }
+  EXPECT_GT(frameworks, 0) << "no framework persona in servers/personas.txt";
 }
 
 TEST(Shape, OffByDefaultAQueryChangesNothing) {

@@ -203,6 +203,8 @@ def main():
         promtool("check", "rules", RULES)
         promtool("test", "rules", RULES_TEST)
         queries = dashboard_queries()
+        if not queries or not rules():
+            fail(f"{len(queries)} panel queries and {len(rules())} rules: nothing to check")
         panel_rules = {"groups": [{"name": "dashboard", "rules": [
             {"record": f"dashboard:query_{i}", "expr": substitute(e)}
             for i, (_, e) in enumerate(queries)]}]}

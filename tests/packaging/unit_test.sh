@@ -20,7 +20,9 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 status=0
+checked=0
 for name in $(awk '!/^#/ && NF { print $1 }' "$here/servers/personas.txt"); do
+  checked=$((checked + 1))
   if [ ! -x "$build/hello-$name" ]; then
     echo "FAIL: $build/hello-$name missing (build first)"
     status=1
@@ -39,4 +41,8 @@ for name in $(awk '!/^#/ && NF { print $1 }' "$here/servers/personas.txt"); do
     status=1
   fi
 done
+if [ "$checked" -eq 0 ]; then
+  echo "FAIL: no persona in $here/servers/personas.txt"
+  exit 1
+fi
 exit $status

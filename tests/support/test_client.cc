@@ -104,6 +104,7 @@ std::string binary_path(const std::string& persona) {
 std::vector<PersonaInfo> read_personas() {
   std::vector<PersonaInfo> personas;
   std::ifstream f(HELLO_PERSONAS_FILE);
+  if (!f) throw std::runtime_error(std::string("cannot read ") + HELLO_PERSONAS_FILE);
   std::string line;
   while (std::getline(f, line)) {
     if (line.empty() || line[0] == '#') continue;
@@ -111,9 +112,21 @@ std::vector<PersonaInfo> read_personas() {
     PersonaInfo p;
     fields >> p.name >> p.port >> p.kind >> std::ws;
     std::getline(fields, p.summary);
+    if (p.name.empty() || p.port <= 0 || (p.kind != "framework" && p.kind != "calibration") ||
+        p.summary.empty())
+      throw std::runtime_error(std::string(HELLO_PERSONAS_FILE) +
+                               ": not NAME PORT KIND SUMMARY: '" + line + "'");
     personas.push_back(p);
   }
+  if (personas.empty()) throw std::runtime_error(std::string(HELLO_PERSONAS_FILE) + ": no persona");
   return personas;
+}
+
+long proc_status_kib(pid_t pid, std::string_view field) {
+  std::string status = read_file("/proc/" + std::to_string(pid) + "/status");
+  size_t at = status.find("\n" + std::string(field) + ":");
+  if (at == std::string::npos) return -1;
+  return std::strtol(status.c_str() + at + field.size() + 2, nullptr, 10);
 }
 
 ServerProcess::ServerProcess(const std::string& persona, const std::vector<std::string>& flags) {

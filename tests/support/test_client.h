@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <cstdlib>
 
 #include <chrono>
 #include <optional>
@@ -80,8 +81,15 @@ struct PersonaInfo {
   std::string kind;  // "framework", or "calibration" for hello-floor
   std::string summary;
 };
-// Every line of servers/personas.txt, in its order; empty if it cannot be read.
+// Every line of servers/personas.txt, in its order. Throws std::runtime_error
+// (a failure of the test that asked) if the file cannot be read, a line is
+// not NAME PORT KIND SUMMARY, or it lists no persona: a loop over the
+// personas never passes by running zero times.
 std::vector<PersonaInfo> read_personas();
+
+// A field of /proc/PID/status in KiB (VmRSS: resident, VmSize: address
+// space), or -1 if it cannot be read.
+long proc_status_kib(pid_t pid, std::string_view field);
 
 // Plain TCP, or TLS over it (OpenSSL, no certificate check: the servers'
 // certificates are made at start).

@@ -51,6 +51,8 @@ def read_personas():
             name, _port, kind = line.split()[:3]
             if kind == "framework":
                 personas.append(name)
+    if not personas:
+        raise SystemExit(f"h2_clients: no framework persona in {PERSONAS_FILE}")
     return personas
 
 
@@ -157,6 +159,8 @@ def check_fixtures(persona, port, tls, alpn=None):
     """Every fixture case, byte for byte (Date aside), on the --h2 port."""
     failures = []
     cases = fixture_cases(persona)
+    if not cases:
+        return Result(FAIL, f"no fixture case in {os.path.join(FIXTURES, persona)}")
     for name, request, response, after in cases:
         try:
             with connect(port, tls, alpn) as sock:
