@@ -352,15 +352,10 @@ TEST(Hardening, HalfClosedClientGetsItsAnswer) {
   EXPECT_EQ(status_of(*all), 200);
 }
 
-long rss_kib(pid_t pid) {
-  std::string status = read_file("/proc/" + std::to_string(pid) + "/status");
-  size_t at = status.find("VmRSS:");
-  return at == std::string::npos ? -1 : std::stol(status.substr(at + 6));
-}
-
 TEST(Hardening, ClientThatNeverReadsIsClosedAtTheSendDeadlineWhileOthersAreServed) {
   ServerProcess s("sanic", {"--send-timeout", "1"});
-  long rss_before = rss_kib(s.pid());
+  long rss_before = proc_status_kib(s.pid(), "VmRSS");
+  ASSERT_GT(rss_before, 0) << "the server's VmRSS could not be read";
   Client hog(s.port());
   // 100,000 pipelined requests (2.7 MB) whose answers are never read.
   std::string batch = repeat("GET / HTTP/1.1\r\nHost: a\r\n\r\n", 1000);
@@ -370,7 +365,7 @@ TEST(Hardening, ClientThatNeverReadsIsClosedAtTheSendDeadlineWhileOthersAreServe
       if (!hog.send(batch)) break;
   });
   std::this_thread::sleep_for(300ms);
-  long rss_during = rss_kib(s.pid());
+  long rss_during = proc_status_kib(s.pid(), "VmRSS");
   Client other(s.port());
   ASSERT_TRUE(other.send("GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
   EXPECT_EQ(status_of(other.read_response()), 200);
@@ -385,6 +380,7 @@ TEST(Hardening, ClientThatNeverReadsIsClosedAtTheSendDeadlineWhileOthersAreServe
   while ((n = recv(hog.fd(), buf, sizeof buf, MSG_DONTWAIT)) > 0 && ++rounds < 10000) {
   }
   EXPECT_TRUE(n == 0 || (n < 0 && errno == ECONNRESET)) << "still open: " << strerror(errno);
+  EXPECT_GT(rss_during, 0) << "the server's VmRSS could not be read";
   EXPECT_LT(rss_during - rss_before, 16 * 1024) << "KiB of RSS growth";
   EXPECT_EQ(s.stop(), 0);
 }

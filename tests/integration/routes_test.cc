@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <thread>
 
 #include "test_client.h"
@@ -109,14 +110,43 @@ TEST(Routes, EchoOverASocket) {
 }
 
 // A Content-Length within a huge --max-body-bytes must not make the server
-// set the whole body aside before it arrives (it aborted on bad_alloc).
+// set the whole body aside before it arrives (it aborted on bad_alloc): one
+// of 10^12 bytes, and ones of 4 GB that a reservation would get (overcommit),
+// add less than 64 MiB of address space to the server, and no resident memory
+// to speak of, while they wait for their bodies.
 TEST(Routes, AHugeDeclaredBodyCostsNothingUntilItArrives) {
   ServerProcess s("sanic", {"--routes", kExample, "--max-body-bytes", "1099511627776"});
   {
+    // The first connection's allocations (the worker's malloc arena) are
+    // not the declared bodies'.
     Client c(s.port());
-    ASSERT_TRUE(c.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 1000000000000\r\n\r\n{"));
-    std::this_thread::sleep_for(100ms);
+    ASSERT_TRUE(c.send(post("[0]")));
+    ASSERT_EQ(c.read_response(), sanic("200 OK", "application/json", "", "[0]"));
   }
+  long size_before = proc_status_kib(s.pid(), "VmSize");
+  long rss_before = proc_status_kib(s.pid(), "VmRSS");
+  ASSERT_GT(size_before, 0);
+  ASSERT_GT(rss_before, 0);
+  long size_during = 0, rss_during = 0;
+  {
+    std::vector<std::unique_ptr<Client>> waiting;
+    for (const char* length : {"1000000000000", "4000000000", "4000000000"}) {
+      waiting.push_back(std::make_unique<Client>(s.port()));
+      ASSERT_TRUE(
+          waiting.back()->send(std::string("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: ") +
+                               length + "\r\n\r\n{"));
+    }
+    // Each is waiting for its body once a request after them is answered
+    // on a connection of its own, by the one worker.
+    Client probe(s.port());
+    ASSERT_TRUE(probe.send(get("/health")));
+    ASSERT_EQ(probe.read_response(), sanic("200 OK", "text/plain; charset=utf-8", "", "ok\n"));
+    std::this_thread::sleep_for(100ms);
+    size_during = proc_status_kib(s.pid(), "VmSize");
+    rss_during = proc_status_kib(s.pid(), "VmRSS");
+  }
+  EXPECT_LT(size_during - size_before, 64 * 1024) << "KiB of address space";
+  EXPECT_LT(rss_during - rss_before, 16 * 1024) << "KiB of RSS";
   Client c(s.port());
   ASSERT_TRUE(c.send(post("[1]")));
   EXPECT_EQ(c.read_response(), sanic("200 OK", "application/json", "", "[1]"));

@@ -210,19 +210,22 @@ TEST(Tls, PlainHttpGetsThe400InClearAndTheClose) {
   EXPECT_EQ(s.process().stop(), 0);
 }
 
-// An alert record, or nothing: either way the close.
-void expect_alert_or_nothing(const std::optional<std::string>& r, const char* what) {
+// The whole reply is one fatal alert record, then the close: type 21, a
+// legacy version 3.x, length 2, level 2 (fatal), and a description
+// (RFC 8446 sections 5.1 and 6).
+void expect_fatal_alert(const std::optional<std::string>& r, const char* what) {
   ASSERT_TRUE(r.has_value()) << what << ": left open";
-  if (!r->empty()) {
-    EXPECT_EQ(static_cast<unsigned char>((*r)[0]), kAlertRecord) << what;
-  }
+  ASSERT_EQ(r->size(), 7u) << what << ": not one alert record";
+  EXPECT_EQ(static_cast<unsigned char>((*r)[0]), kAlertRecord) << what;
+  EXPECT_EQ((*r)[1], '\x03') << what;
+  EXPECT_EQ(r->substr(3, 3), std::string("\x00\x02\x02", 3)) << what << ": length 2, fatal";
 }
 
 TEST(Tls, AGarbageRecordGetsAnAlertAndCountsAsOther) {
   TlsServer s;
   for (uint32_t seed = 1; seed <= 3; ++seed) {
-    expect_alert_or_nothing(answer_to(s.port(), garbage_record(200, seed)), "garbage record");
-    expect_alert_or_nothing(answer_to(s.port(), garbage_record(0xffff, seed)), "record too long");
+    expect_fatal_alert(answer_to(s.port(), garbage_record(200, seed)), "garbage record");
+    expect_fatal_alert(answer_to(s.port(), garbage_record(0xffff, seed)), "record too long");
   }
   EXPECT_EQ(s.counts_when({{"failed_other", 6}}), (Counts{{"failed_other", 6}}));
   EXPECT_TRUE(s.serves());
@@ -230,11 +233,17 @@ TEST(Tls, AGarbageRecordGetsAnAlertAndCountsAsOther) {
 }
 
 // A record header that is no TLS record header at all (the version's major
-// byte is not 3) is garbage, not an old version.
-TEST(Tls, RandomBytesGetAnAlertAndCountAsOther) {
+// byte is not 3) is garbage, not an old version; OpenSSL sends no alert to
+// what does not look like TLS: the close alone.
+TEST(Tls, RandomBytesAreClosedWithoutAnAlertAndCountAsOther) {
   TlsServer s;
-  for (uint32_t seed = 1; seed <= 5; ++seed)
-    expect_alert_or_nothing(answer_to(s.port(), random_bytes(300, seed)), "random");
+  for (uint32_t seed = 1; seed <= 5; ++seed) {
+    std::string bytes = random_bytes(300, seed);
+    ASSERT_NE(bytes[1], '\x03') << "seed " << seed << " makes a record header";
+    auto r = answer_to(s.port(), bytes);
+    ASSERT_TRUE(r.has_value()) << "seed " << seed << ": left open";
+    EXPECT_EQ(*r, "") << "seed " << seed;
+  }
   EXPECT_EQ(s.counts_when({{"failed_other", 5}}), (Counts{{"failed_other", 5}}));
   EXPECT_TRUE(s.serves());
   EXPECT_EQ(s.process().stop(), 0);
