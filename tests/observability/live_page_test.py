@@ -15,8 +15,8 @@ Chromium's own):
 
   tests/observability/live_page_test.py BUILD_DIR [--seconds N]
 
-Exits 77 (skipped) without chromium, chromedriver or wrk (scripts/setup
---browser, --bench). Everything listens on 127.0.0.1, every wait is bounded.
+Exits 77 (skipped) without chromium, chromedriver or wrk (scripts/test
+installs them: scripts/setup --tests). Everything listens on 127.0.0.1, every wait is bounded.
 """
 import argparse
 import base64
@@ -124,9 +124,9 @@ def main():
     p.add_argument("build", nargs="?", default="build")
     p.add_argument("--seconds", type=int, default=20, help="wrk's duration (default 20)")
     args = p.parse_args()
-    for tool, setup in (("chromium", "--browser"), ("chromedriver", "--browser"), ("wrk", "--bench")):
+    for tool in ("chromium", "chromedriver", "wrk"):
         if shutil.which(tool) is None:
-            print(f"SKIP: {tool} is not installed (scripts/setup {setup})")
+            print(f"SKIP: {tool} is not installed (scripts/setup --tests)")
             sys.exit(77)
     port, admin, driver_port = free_port(), free_port(), free_port()
     origin = f"http://127.0.0.1:{admin}"
