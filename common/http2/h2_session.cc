@@ -313,7 +313,8 @@ Fed H2Session::upgraded(const Upgrade& u, std::string& out) {
   uint32_t before = answered_;
   Fed fed;
   bool head = u.method == kHead && !setup_.tomcat;
-  if (nghttp2_session_upgrade2(session_, reinterpret_cast<const uint8_t*>(u.settings.data()),
+  if (!H2Guard::settings_valid(u.settings) ||
+      nghttp2_session_upgrade2(session_, reinterpret_cast<const uint8_t*>(u.settings.data()),
                                u.settings.size(), head, nullptr) != 0) {
     // HTTP2-Settings holds a value SETTINGS may not: 400 in HTTP/1.1, and close.
     const PreparedResponse& bad = table_.error(400, Variant::close_11);
