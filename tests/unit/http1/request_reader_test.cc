@@ -73,6 +73,29 @@ TEST_F(RequestReaderTest, ANameThatTakesTheHeadPastTheLimitIs431AndClose) {
   EXPECT_FALSE(open_);
 }
 
+// A name or a value that runs past the limit is refused as soon as it
+// does, without waiting for its line to end; one that reaches it exactly
+// waits for the rest.
+TEST_F(RequestReaderTest, AFieldRunningPastTheLimitIs431BeforeItsLineEnds) {
+  Limits limits;
+  limits.max_header_bytes = 200;
+  auto answer_to_part = [&](const std::string& part) {
+    Session session(table_, sink_, limits);
+    std::string out;
+    Fed fed = session.feed(part.data(), part.size(), out);
+    open_ = fed.next != Fed::Next::close;
+    return out;
+  };
+  const std::string head = "GET / HTTP/1.1\r\nHost: a\r\n";  // 10 bytes counted
+  EXPECT_EQ(answer_to_part(head + std::string(190, 'n')), "") << "a name of 200";
+  EXPECT_TRUE(open_);
+  EXPECT_EQ(answer_to_part(head + std::string(191, 'n')), error(431, Variant::close_11));
+  EXPECT_FALSE(open_);
+  // "X" and its 4 bytes: 15.
+  EXPECT_EQ(answer_to_part(head + "X: " + std::string(185, 'v')), "") << "a value of 200";
+  EXPECT_EQ(answer_to_part(head + "X: " + std::string(186, 'v')), error(431, Variant::close_11));
+}
+
 // A request that ends the head before the limit, but whose next request
 // is too long, is answered first: the limit is per request.
 TEST_F(RequestReaderTest, TheHeadLimitIsCountedPerRequest) {

@@ -52,6 +52,25 @@ TEST_F(H2Upgrade, AnUpgradedGetIs101ThenSettingsThenStream1sAnswer) {
   EXPECT_EQ(stats_.responses_2xx.get(), 3u);
 }
 
+// An upgraded HEAD is answered as HEAD is: the GET's fields, no DATA.
+TEST_F(H2Upgrade, AnUpgradedHeadGetsTheFieldsAndNoData) {
+  std::string settings = entry(0x3, 100);
+  Upgrade u;
+  u.settings = settings;
+  u.method = kHead;
+  u.path = "/";
+  std::string out;
+  Fed fed = session().upgraded(u, out);
+  ASSERT_EQ(out.substr(0, kSwitching.size()), kSwitching);
+  std::vector<Frame> fs = frames(std::string_view(out).substr(kSwitching.size()));
+  hear(fs);
+  EXPECT_EQ(field(1, ":status"), "200");
+  EXPECT_EQ(field(1, "content-length"), "8");
+  EXPECT_EQ(count(fs, kData), 0);
+  EXPECT_EQ(count(fs, kHeaders, kEndStream), 1);
+  EXPECT_EQ(fed.answered, 1u);
+}
+
 // RFC 9113 section 6.5.2: ENABLE_PUSH is 0 or 1, INITIAL_WINDOW_SIZE at
 // most 2^31-1, MAX_FRAME_SIZE from 2^14 to 2^24-1; and no more entries
 // than a SETTINGS frame may have (H2Defences::kMaxSettingsEntries). The
