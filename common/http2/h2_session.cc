@@ -251,7 +251,8 @@ H2Session::H2Session(const ResponseTable& table, const H2Setup& setup, Accountin
   nghttp2_session_callbacks_set_on_begin_frame_callback(cb, H2Callbacks::begin_frame);
   nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(cb, H2Callbacks::invalid_frame);
   nghttp2_option* opt = H2Guard::options();
-  int rc = nghttp2_session_server_new3(&session_, cb, this, opt, h2_memory());
+  nghttp2_mem* memory = setup.memory != nullptr ? setup.memory : h2_memory();
+  int rc = nghttp2_session_server_new3(&session_, cb, this, opt, memory);
   nghttp2_option_del(opt);
   nghttp2_session_callbacks_del(cb);
   HELLO_CHECK(rc == 0);
