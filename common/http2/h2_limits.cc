@@ -75,6 +75,23 @@ void H2Guard::submit_settings(nghttp2_session* session) const {
   HELLO_CHECK(nghttp2_submit_settings(session, NGHTTP2_FLAG_NONE, settings, n) == 0);
 }
 
+// nghttp2_session_upgrade2() takes any value and answers a bad one with
+// GOAWAY after the 101; nghttp2_pack_settings_payload() applies the rules
+// nghttp2 applies to a SETTINGS frame received.
+bool H2Guard::settings_valid(std::string_view payload) {
+  constexpr size_t kEntry = 6;
+  size_t n = payload.size() / kEntry;
+  if (payload.size() % kEntry != 0 || n > H2Defences::kMaxSettingsEntries) return false;
+  nghttp2_settings_entry iv[H2Defences::kMaxSettingsEntries];
+  const auto* p = reinterpret_cast<const uint8_t*>(payload.data());
+  for (size_t i = 0; i < n; ++i, p += kEntry)
+    iv[i] = {static_cast<int32_t>(p[0] << 8 | p[1]), static_cast<uint32_t>(p[2]) << 24 |
+                                                         static_cast<uint32_t>(p[3]) << 16 |
+                                                         static_cast<uint32_t>(p[4]) << 8 | p[5]};
+  uint8_t packed[kEntry * H2Defences::kMaxSettingsEntries];
+  return nghttp2_pack_settings_payload(packed, sizeof packed, iv, n) >= 0;
+}
+
 int H2Guard::on_begin_frame(nghttp2_session* session, const nghttp2_frame_hd& hd) {
   bool ack = (hd.flags & NGHTTP2_FLAG_ACK) != 0;
   Budgeted spent = kBudgeted;

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 #include "http2/h2_stream.h"
 #include "observe/accounting.h"
@@ -46,6 +47,10 @@ class H2Guard {
   static nghttp2_option* options();
   // The server's SETTINGS, submitted first.
   void submit_settings(nghttp2_session* session) const;
+  // Whether a SETTINGS payload (an upgrade's HTTP2-Settings, decoded) is
+  // at most kMaxSettingsEntries entries, each holding a value its setting
+  // may hold (RFC 9113 section 6.5.2: ENABLE_PUSH 0 or 1...).
+  static bool settings_valid(std::string_view payload);
 
   // A frame's header arrived: the budgets and the counts of frames received.
   // Nonzero (for nghttp2) once a budget is spent: recv_failed() then ends

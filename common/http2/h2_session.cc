@@ -251,7 +251,8 @@ H2Session::H2Session(const ResponseTable& table, const H2Setup& setup, Accountin
   nghttp2_session_callbacks_set_on_begin_frame_callback(cb, H2Callbacks::begin_frame);
   nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(cb, H2Callbacks::invalid_frame);
   nghttp2_option* opt = H2Guard::options();
-  int rc = nghttp2_session_server_new3(&session_, cb, this, opt, h2_memory());
+  nghttp2_mem* memory = setup.memory != nullptr ? setup.memory : h2_memory();
+  int rc = nghttp2_session_server_new3(&session_, cb, this, opt, memory);
   nghttp2_option_del(opt);
   nghttp2_session_callbacks_del(cb);
   HELLO_CHECK(rc == 0);
@@ -313,7 +314,8 @@ Fed H2Session::upgraded(const Upgrade& u, std::string& out) {
   uint32_t before = answered_;
   Fed fed;
   bool head = u.method == kHead && !setup_.tomcat;
-  if (nghttp2_session_upgrade2(session_, reinterpret_cast<const uint8_t*>(u.settings.data()),
+  if (!H2Guard::settings_valid(u.settings) ||
+      nghttp2_session_upgrade2(session_, reinterpret_cast<const uint8_t*>(u.settings.data()),
                                u.settings.size(), head, nullptr) != 0) {
     // HTTP2-Settings holds a value SETTINGS may not: 400 in HTTP/1.1, and close.
     const PreparedResponse& bad = table_.error(400, Variant::close_11);

@@ -109,6 +109,8 @@ struct H2Setup {
   // a HEAD one with the GET's body.
   bool tomcat = false;
   uint64_t (*clock)() = monotonic_ns;
+  // nghttp2's allocator; null: h2_memory(). A test's may fail.
+  nghttp2_mem* memory = nullptr;
 };
 
 }  // namespace hello

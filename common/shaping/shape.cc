@@ -56,8 +56,9 @@ size_t percent_decode(char* s, size_t n) {
   return out;
 }
 
-// A decimal integer, no sign, no exponent.
+// A decimal integer, no sign, no exponent; leading zeros are only zeros.
 bool parse_integer(std::string_view s, uint64_t max, uint64_t& value) {
+  while (s.size() > 1 && s[0] == '0') s.remove_prefix(1);
   if (s.empty() || s.size() > 19) return false;
   value = 0;
   for (char c : s) {

@@ -4,8 +4,10 @@
 // fails if its defence is removed (the figures are ours, not nghttp2's
 // defaults, where nghttp2 has one).
 #include <string>
+#include <vector>
 
 #include "h2_raw_session.h"
+#include "http_bytes.h"
 
 namespace hello::test {
 namespace {
@@ -107,12 +109,35 @@ TEST_F(H2Limits_, DataOverTheBodyLimitIsRefusedAndLaterDataIgnored) {
   EXPECT_TRUE(answered(fs, 3));
 }
 
-TEST_F(H2Limits_, PaddingIsNotContent) {
+// Padding is flow-controlled but not content (RFC 9113 section 6.1): a
+// body of exactly the limit in a DATA frame padded past it is the
+// request's, and the JSON echo sends it back, without the padding.
+const std::vector<FileRoute> kEchoRoutes = {test::echo_route("/echo")};
+
+class H2EchoLimits_ : public H2RawTest {
+ protected:
+  H2EchoLimits_() : H2RawTest(options()) {}
+  static TableOptions options() {
+    TableOptions o;
+    o.routes = &kEchoRoutes;
+    return o;
+  }
+};
+
+TEST_F(H2EchoLimits_, PaddingIsNotContent) {
   limits_.max_body_bytes = 10;
   start();
-  std::string padded = std::string(1, '\x14') + "0123456789" + std::string(20, '\0');
-  auto fs = send(open_post(1) + frame(kData, kPadded | kEndStream, 1, padded));
-  EXPECT_TRUE(answered(fs, 1));
+  std::string body = "{\"a\":1234}";
+  ASSERT_EQ(body.size(), 10u);
+  std::string padded = std::string(1, '\x14') + body + std::string(20, '\0');
+  auto fs = send(headers(1, request_block("POST", "/echo"), kEndHeaders) +
+                 frame(kData, kPadded | kEndStream, 1, padded));
+  ASSERT_TRUE(answered(fs, 1));
+  EXPECT_EQ(field(1, ":status"), "200");
+  EXPECT_EQ(heard_[1].body, body);
+  EXPECT_FALSE(rst_code(fs, 1).has_value());
+  EXPECT_EQ(stats_.h2_over_body.get(), 0u);
+  EXPECT_EQ(stats_.responses_2xx.get(), 1u);
 }
 
 // --- Rapid reset (CVE-2023-44487) ---

@@ -5,8 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <nghttp2/nghttp2.h>
+
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "h2_raw.h"
@@ -17,7 +21,10 @@ namespace hello::test {
 
 class H2RawTest : public ::testing::Test {
  protected:
-  H2RawTest() : table_(kTestPersona, {}), answers_(table_) {}
+  explicit H2RawTest(TableOptions options = {}) : table_(kTestPersona, options), answers_(table_) {
+    nghttp2_hd_inflate_new(&inflater_);
+  }
+  ~H2RawTest() override { nghttp2_hd_inflate_del(inflater_); }
 
   H2Session& session() {
     if (!session_) {
@@ -30,7 +37,15 @@ class H2RawTest : public ::testing::Test {
   std::vector<h2raw::Frame> send(const std::string& bytes) {
     std::string out;
     open_ = session().feed(bytes.data(), bytes.size(), out).next != Fed::Next::close;
-    return h2raw::frames(out);
+    std::vector<h2raw::Frame> fs = h2raw::frames(out);
+    hear(fs);
+    return fs;
+  }
+  // The value of field `name` in the server's HEADERS on `stream`, or "".
+  std::string field(uint32_t stream, std::string_view name) {
+    for (const auto& [n, v] : heard_[stream].fields)
+      if (n == name) return v;
+    return {};
   }
   // The preface, an empty SETTINGS and the ACK of the server's: its
   // SETTINGS (and ACK) back.
@@ -48,6 +63,41 @@ class H2RawTest : public ::testing::Test {
     return 0;
   }
 
+  // What the server said on each stream, read from every send(): its
+  // fields (every header block decoded in order, as HPACK needs) and DATA.
+  struct Heard {
+    std::vector<std::pair<std::string, std::string>> fields;
+    std::string body;
+  };
+  void hear(const std::vector<h2raw::Frame>& fs) {
+    for (const h2raw::Frame& f : fs) {
+      if (f.type == h2raw::kData) heard_[f.stream].body += f.payload;
+      if (f.type != h2raw::kHeaders && f.type != h2raw::kContinuation) continue;
+      block_ += f.payload;  // the server sends neither padding nor priority
+      if ((f.flags & h2raw::kEndHeaders) == 0) continue;
+      const auto* in = reinterpret_cast<const uint8_t*>(block_.data());
+      size_t left = block_.size();
+      for (;;) {
+        nghttp2_nv nv;
+        int flags = 0;
+        ssize_t n = nghttp2_hd_inflate_hd2(inflater_, &nv, &flags, in, left, 1);
+        ASSERT_GE(n, 0) << "the server's header block does not decode";
+        in += n;
+        left -= static_cast<size_t>(n);
+        if ((flags & NGHTTP2_HD_INFLATE_EMIT) != 0)
+          heard_[f.stream].fields.emplace_back(
+              std::string(reinterpret_cast<const char*>(nv.name), nv.namelen),
+              std::string(reinterpret_cast<const char*>(nv.value), nv.valuelen));
+        if ((flags & NGHTTP2_HD_INFLATE_FINAL) != 0) break;
+      }
+      nghttp2_hd_inflate_end_headers(inflater_);
+      block_.clear();
+    }
+  }
+
+  nghttp2_hd_inflater* inflater_ = nullptr;
+  std::string block_;  // a header block until its END_HEADERS
+  std::map<uint32_t, Heard> heard_;
   H2Setup limits_;  // the limits a test sets (answers filled in)
   ResponseTable table_;
   H2Answers answers_;

@@ -145,6 +145,36 @@ TEST_F(H2StreamTest, ABadShapeGets400WithTheReason) {
   EXPECT_EQ(client_.streams[id].body, "drip=5: no unit (us, ms or s)\n");
 }
 
+// A stream's shaping text (its query, and its x-hello-shape fields joined
+// by '&') is read up to 4096 bytes; past them the stream gets 400 with the
+// reason, as over HTTP/1, and the others are answered.
+TEST_F(H2StreamTest, ShapingTextOver4096BytesGets400WithTheReason) {
+  const std::string too_long = "shaping parameters: over 4096 bytes\n";
+  // "x=" and the a's: a query of 4096 bytes, then 4097; "x" is not ours.
+  std::string at_limit = "/?x=" + std::string(4094, 'a');
+  std::string over = "/?x=" + std::string(4095, 'a');
+  // A query of 2047 bytes, '&', then a field of 2048 (4096) or 2049.
+  std::string half = "/?x=" + std::string(2045, 'a');
+  int32_t ok = client_.request("GET", at_limit.c_str());
+  int32_t bad = client_.request("GET", over.c_str());
+  int32_t joined_ok =
+      client_.request("GET", half.c_str(), {{"x-hello-shape", "y=" + std::string(2046, 'b')}});
+  int32_t joined_bad =
+      client_.request("GET", half.c_str(), {{"x-hello-shape", "y=" + std::string(2047, 'b')}});
+  int32_t plain = client_.request("GET", "/");
+  exchange();
+  for (int32_t id : {ok, joined_ok, plain}) {
+    EXPECT_EQ(client_.field(id, ":status"), "200") << id;
+    EXPECT_EQ(client_.streams[id].body, "Hello!!!") << id;
+  }
+  for (int32_t id : {bad, joined_bad}) {
+    EXPECT_EQ(client_.field(id, ":status"), "400") << id;
+    EXPECT_EQ(client_.streams[id].body, too_long) << id;
+    EXPECT_TRUE(client_.streams[id].ended) << id;
+  }
+  EXPECT_EQ(session_.live(), 0u);
+}
+
 TEST_F(H2StreamTest, ASizedBodyCrossesTheFlowControlWindow) {
   // 200,000 bytes: three times the initial window of 65,535.
   int32_t id = client_.request("GET", "/?size=200000");

@@ -146,6 +146,92 @@ TEST(Shape, BadParametersSayWhichAndWhy) {
             "status=200:1,201:1,202:1,203:1,204:1,205:1,206:...: more than 16 values");
 }
 
+// A percentage is digits, then perhaps '.' and digits: from 0 to 100, the
+// digits past the fourth after the point ignored (docs/shaping.md). The
+// edges of that, in a mix and in close= and reset=.
+TEST(Shape, PercentagesAreDecimalNumbersFrom0To100) {
+  const std::string mix_why = ": a percentage must be a number from 0 to 100";
+  const std::string share_why = ": not true, false or a percentage from 0 to 100";
+  for (const char* bad : {"100.5", "5.", ".5", "100.0001", "101", "1000", "5.5.5", "5e1", "-5",
+                          " 5", "5 ", "5:5", ""}) {
+    EXPECT_EQ(why_not(std::string("status=503:") + bad),
+              "status=503:" + std::string(bad) + mix_why);
+    EXPECT_EQ(why_not(std::string("close=") + bad), "close=" + std::string(bad) + share_why);
+  }
+  auto close_of = [](const char* text) {
+    Parsed p = parse(std::string("close=") + text);
+    EXPECT_TRUE(p.ok) << text << ": " << p.error;
+    return p.shape.close;
+  };
+  EXPECT_EQ(close_of("100"), kAllShares);
+  EXPECT_EQ(close_of("100.0"), kAllShares);
+  EXPECT_EQ(close_of("100.00009"), kAllShares) << "the fifth digit is ignored";
+  EXPECT_EQ(close_of("99.99999"), kAllShares - 1);
+  EXPECT_EQ(close_of("0"), 0u);
+  EXPECT_EQ(close_of("0.00009"), 0u);
+  EXPECT_EQ(close_of("0.0001"), 1u);
+  EXPECT_EQ(close_of("050"), 50 * kPercent);
+  EXPECT_EQ(close_of("5.25"), 5 * kPercent + kPercent / 4);
+  // A mix's percentages may add up to 100 exactly.
+  Parsed p = parse("status=503:99.9999,404:0.0001");
+  ASSERT_TRUE(p.ok) << p.error;
+  EXPECT_EQ(p.shape.status.below[1], kAllShares);
+  EXPECT_EQ(why_not("status=503:99.9999,404:0.0002"),
+            "status=503:99.9999,404:0.0002: the percentages add up to over 100");
+}
+
+// Statuses and sizes are whole numbers without sign; leading zeros are
+// only zeros, however many.
+TEST(Shape, WholeNumbersAtTheirEdges) {
+  // The one value of `key` in `text`, or -1 if it was not read.
+  auto value_of = [](const std::string& text) -> int64_t {
+    Parsed p = parse(text);
+    EXPECT_TRUE(p.ok) << text << ": " << p.error;
+    if (p.shape.status.count == 1) return p.shape.status.values[0];
+    if (p.shape.size.count == 1) return static_cast<int64_t>(p.shape.size.values[0]);
+    return -1;
+  };
+  EXPECT_EQ(value_of("status=200"), 200);
+  EXPECT_EQ(value_of("status=599"), 599);
+  EXPECT_EQ(why_not("status=199"), "status=199: not a status from 200 to 599");
+  EXPECT_EQ(why_not("status="), "status=: not a status from 200 to 599");
+  EXPECT_EQ(why_not("status=-200"), "status=-200: not a status from 200 to 599");
+  EXPECT_EQ(why_not("status=200.0"), "status=200.0: not a status from 200 to 599");
+  EXPECT_EQ(value_of("status=0404"), 404);
+  EXPECT_EQ(value_of("size=16777216"), 16777216) << "--max-size itself";
+  EXPECT_EQ(value_of("size=0"), 0);
+  EXPECT_EQ(value_of("size=" + std::string(30, '0') + "7"), 7);
+  EXPECT_EQ(value_of("status=" + std::string(30, '0') + "200"), 200);
+  EXPECT_EQ(why_not("size="), "size=: not a whole number of bytes");
+  EXPECT_EQ(why_not("size=-1"), "size=-1: not a whole number of bytes");
+  EXPECT_EQ(why_not("size=1.5"), "size=1.5: not a whole number of bytes");
+  EXPECT_EQ(why_not("size=18446744073709551616"), "size=18446744073709551616: over --max-size");
+}
+
+TEST(Shape, SixteenValuesInAMixAndNoMore) {
+  std::string sixteen = "status=200:1";
+  for (int i = 1; i < 16; ++i) sixteen += "," + std::to_string(200 + i) + ":1";
+  Parsed p = parse(sixteen);
+  ASSERT_TRUE(p.ok) << p.error;
+  EXPECT_EQ(p.shape.status.count, 16);
+  EXPECT_EQ(p.shape.status.values[15], 215);
+  EXPECT_EQ(p.shape.status.below[15], 16 * kPercent);
+}
+
+// header= adds a header each time: 16 of them, and the 17th is refused
+// with its own text.
+TEST(Shape, SixteenHeadersAndNoMore) {
+  std::string text;
+  for (int i = 0; i < 16; ++i) text += "&header=X-" + std::to_string(i) + ":v" + std::to_string(i);
+  Parsed p = parse(text);
+  ASSERT_TRUE(p.ok) << p.error;
+  ASSERT_EQ(p.shape.header_count, 16);
+  EXPECT_EQ(p.shape.headers[15].name, "X-15");
+  EXPECT_EQ(p.shape.headers[15].value, "v15");
+  EXPECT_EQ(why_not(text + "&header=X-16:v16"), "header=X-16:v16: more than 16");
+  EXPECT_EQ(why_not(text + "&header=X-16:v16&header=X-17:v17"), "header=X-16:v16: more than 16");
+}
+
 TEST(Shape, LimitsAreTheFlags) {
   EXPECT_TRUE(parse("delay=2s&size=100", {2000000, 100}).ok);
   EXPECT_EQ(why_not("delay=2001ms", {2000000, 100}), "delay=2001ms: over --max-delay");
