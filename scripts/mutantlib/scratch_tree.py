@@ -25,30 +25,42 @@ def run(cmd, log, cwd=None, env=None, timeout=None):
             proc.wait()
             out.write(f"\n(killed after {timeout} s)\n")
             return None
+        except BaseException:  # interrupted: the command's own session goes too
+            os.killpg(proc.pid, 9)
+            proc.wait()
+            raise
 
 
 class ScratchTree:
-    """`scratch`/tree (the sources), `scratch`/build, `scratch`/mutants.log."""
+    """`scratch`/tree (the sources), `scratch`/tree/build (as build/ in the
+    repository), `scratch`/mutants.log."""
 
     def __init__(self, repository, scratch, jobs):
         self.repository = Path(repository)
         self.scratch = Path(scratch)
         self.src = self.scratch / "tree"
-        self.build = self.scratch / "build"
+        self.build = self.src / "build"
         self.log = self.scratch / "mutants.log"
         self.jobs = jobs
         self.env = dict(os.environ)
-        # Paths relative to the scratch directory, so that ccache hits across
-        # scratch trees and from a build of the repository with the same layout.
-        self.env["CCACHE_BASEDIR"] = str(self.scratch)
+        # Paths relative to the build directory, so that ccache hits across
+        # scratch trees, and from the repository's own build/ when its
+        # CCACHE_BASEDIR holds it (the compiler sees ../common either way).
+        self.env["CCACHE_BASEDIR"] = str(self.src)
         self.binaries = {}
 
     def unpack(self, rev):
         """The tree of commit `rev`, every file dated now (so that a kept
         build directory rebuilds whatever differs)."""
         if self.src.exists():
-            shutil.rmtree(self.src)
-        self.src.mkdir(parents=True)
+            for entry in self.src.iterdir():
+                if entry == self.build:
+                    continue
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry)
+                else:
+                    entry.unlink()
+        self.src.mkdir(parents=True, exist_ok=True)
         archive = subprocess.run(["git", "-C", str(self.repository), "archive", "--format=tar", rev],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         if archive.returncode != 0:
