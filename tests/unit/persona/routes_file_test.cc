@@ -1,5 +1,7 @@
 #include "persona/routes_file.h"
 
+#include "http/route_path.h"
+
 #include <gtest/gtest.h>
 #include <llhttp.h>
 #include <unistd.h>
@@ -205,6 +207,27 @@ INSTANTIATE_TEST_SUITE_P(
         BadFile{"EchoOnGet",
                 "{\"routes\": [{\"method\": \"GET\", \"path\": \"/e\", \"echo\": \"json\"}]}",
                 "POST, PUT or PATCH", "1:13"},
+        BadFile{"Status199",
+                "{\"routes\": [{\"method\": \"GET\", \"path\": \"/\", \"status\": 199, \"body\": "
+                "\"\"}]}",
+                "bad status 199", "1:44"},
+        BadFile{"Status304",
+                "{\"routes\": [{\"method\": \"GET\", \"path\": \"/\", \"status\": 304, \"body\": "
+                "\"\"}]}",
+                "bad status 304", "1:44"},
+        BadFile{"PathWithSpace",
+                "{\"routes\": [{\"method\": \"GET\", \"path\": \"/a b\", \"body\": \"\"}]}",
+                "plain path", "1:31"},
+        BadFile{"PathWithFragment",
+                "{\"routes\": [{\"method\": \"GET\", \"path\": \"/a#b\", \"body\": \"\"}]}",
+                "plain path", "1:31"},
+        BadFile{"PathWithDel",
+                "{\"routes\": [{\"method\": \"GET\", \"path\": \"/a\\u007fb\", \"body\": \"\"}]}",
+                "plain path", "1:31"},
+        BadFile{"HeaderWithControlChar",
+                "{\"routes\": [{\"method\": \"GET\", \"path\": \"/\", \"body\": \"\",\n"
+                " \"headers\": [[\"X-A\", \"a\\u0001b\"]]}]}",
+                "header \"X-A\" has a control character in its value", "2:2"},
         BadFile{"EchoOfText",
                 "{\"routes\": [{\"method\": \"POST\", \"path\": \"/e\", \"echo\": \"text\"}]}",
                 "\"echo\" must be \"json\"", "1:46"}),
@@ -241,6 +264,52 @@ TEST_F(RoutesFileTest, ADelayIsKeptInMicroseconds) {
   EXPECT_EQ(routes_[1].delay_us, 1500000u);
   EXPECT_EQ(routes_[2].delay_us, 0u);
   EXPECT_EQ(routes_[3].delay_us, 0u);
+}
+
+// Each limit's last good value is taken: statuses 200 and 599, a path of
+// kMaxPath bytes, a delay of exactly --max-delay, an echo on PUT and
+// PATCH, a tab in a header value, one path under two methods.
+TEST_F(RoutesFileTest, TheEdgesOfEachLimitAreAccepted) {
+  const std::string longest = "/" + std::string(kMaxPath - 1, 'p');
+  ASSERT_TRUE(load(R"({"routes": [
+    {"method": "GET", "path": "/a", "status": 200, "body": ""},
+    {"method": "POST", "path": "/a", "status": 599, "body": ""},
+    {"method": "GET", "path": ")" +
+                   longest + R"(", "body": ""},
+    {"method": "PUT", "path": "/e", "echo": "json", "delay": "60s"},
+    {"method": "PATCH", "path": "/e", "echo": "json",
+     "headers": [["X-Tab", "a\tb"]]}]})"))
+      << error_;
+  ASSERT_EQ(routes_.size(), 5u);
+  EXPECT_EQ(routes_[0].status, 200);
+  EXPECT_EQ(routes_[1].status, 599);
+  EXPECT_EQ(routes_[2].path, longest);
+  EXPECT_EQ(routes_[3].delay_us, 60000000u);
+  EXPECT_EQ(routes_[4].headers[0].second, "a\tb");
+}
+
+// One byte over kMaxPath, the first step past each edge above.
+TEST_F(RoutesFileTest, APathOneByteOverTheLimitIsRefused) {
+  EXPECT_FALSE(load(R"({"routes": [{"method": "GET", "path": "/)" + std::string(kMaxPath, 'p') +
+                    R"(", "body": ""}]})"));
+  EXPECT_NE(error_.find("\"path\" is longer than " + std::to_string(kMaxPath) + " bytes"),
+            std::string::npos)
+      << error_;
+}
+
+// A persona's template line may start with a slot ({extra}); the header
+// named after it is still one the persona sends.
+TEST_F(RoutesFileTest, AHeaderThePersonaSendsAfterASlotIsRefused) {
+  std::ofstream(path_) << R"({"routes": [{"method": "GET", "path": "/", "body": "",
+    "headers": [["X-Powered-By", "me"]]}]})";
+  EXPECT_FALSE(load_routes(path_, "text/plain", "{extra}{connection}X-Powered-By: Express\r\n",
+                           routes_, error_, ShapeLimits{60000000}));
+  EXPECT_NE(error_.find("header \"X-Powered-By\" is one the persona already sends"),
+            std::string::npos)
+      << error_;
+  EXPECT_TRUE(load_routes(path_, "text/plain", "{extra}X-Other: 1\r\n", routes_, error_,
+                          ShapeLimits{60000000}))
+      << error_;
 }
 
 TEST_F(RoutesFileTest, AMissingFileSaysSo) {

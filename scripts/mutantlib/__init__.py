@@ -1,0 +1,1 @@
+"""scripts/mutants' modules: the list, the scratch tree, the trials."""
