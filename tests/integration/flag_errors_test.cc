@@ -79,6 +79,15 @@ TEST(FlagErrors, TheFloorCannotBeShaped) {
   }
 }
 
+TEST(FlagErrors, AnAdminAddressInUseStopsTheStart) {
+  ServerProcess first("sanic");
+  std::string taken = "127.0.0.1:" + std::to_string(first.port());
+  RunResult r = sanic({"--admin", taken});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "cannot listen on " + taken + " (--admin): address already in use\n");
+  EXPECT_EQ(first.stop(), 0);
+}
+
 TEST(FlagErrors, AProbeAddressWithoutAPortIsUnhealthyAndSaysSo) {
   RunResult r = run_binary(binary_path("sanic"), {"--probe", "http://127.0.0.1/healthz"});
   EXPECT_EQ(r.exit_code, 1);
