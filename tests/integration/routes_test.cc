@@ -22,8 +22,9 @@ std::string get(std::string_view path) {
   return "GET " + std::string(path) + " HTTP/1.1\r\nHost: t\r\n\r\n";
 }
 
-std::string post(std::string_view body) {
-  return "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: " +
+std::string post(std::string_view body, std::string_view target = "/echo") {
+  return "POST " + std::string(target) +
+         " HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: " +
          std::to_string(body.size()) + "\r\n\r\n" + std::string(body);
 }
 
@@ -106,6 +107,26 @@ TEST(Routes, EchoOverASocket) {
   auto rest = c.read_to_eof();
   ASSERT_TRUE(rest.has_value()) << "the connection must close";
   EXPECT_EQ(rest->rfind("HTTP/1.1 413 ", 0), 0u) << *rest;
+  EXPECT_EQ(s.stop(), 0);
+}
+
+// With --shape, the echo is still the body of a shaped answer (another
+// status, a drip) and a body that is not JSON still gets the echo's 400.
+TEST(Routes, AShapedEchoStillEchoesAndStillRefusesWhatIsNotJson) {
+  ServerProcess s("tornado", {"--routes", kExample, "--shape"});
+  Client c(s.port());
+  ASSERT_TRUE(c.send(post("{\"n\": 1}", "/echo?status=201")));
+  std::string created = c.read_response();
+  EXPECT_EQ(created.rfind("HTTP/1.1 201 Created\r\n", 0), 0u) << created;
+  EXPECT_EQ(created.substr(created.find("\r\n\r\n") + 4), R"({"n":1})");
+  ASSERT_TRUE(c.send(post("{\"n\": }", "/echo?status=201")));
+  std::string bad = c.read_response();
+  EXPECT_EQ(bad.rfind("HTTP/1.1 400 Bad Request\r\n", 0), 0u) << bad;
+  EXPECT_NE(bad.find("\r\n\r\ninvalid JSON: "), std::string::npos) << bad;
+  ASSERT_TRUE(c.send(post("{\"a\": [1, 2]}", "/echo?drip=20ms")));
+  std::string dripped = c.read_response();
+  EXPECT_EQ(dripped.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << dripped;
+  EXPECT_EQ(dripped.substr(dripped.find("\r\n\r\n") + 4), R"({"a":[1,2]})");
   EXPECT_EQ(s.stop(), 0);
 }
 
