@@ -1,6 +1,6 @@
 // How much longer than in a Release build a test may wait for something.
 // HELLO_TEST_TIME_SCALE (scripts/test sets it for --debug and --sanitize
-// builds; docs/testing.md) multiplies every upper bound on time a test keeps;
+// builds; README.md) multiplies every upper bound on time a test keeps;
 // lower bounds (a 200 ms delay must not answer early) are never scaled.
 #pragma once
 
@@ -9,14 +9,18 @@
 
 namespace hello::test {
 
-// HELLO_TEST_TIME_SCALE as a number of at least 1; 1 when unset or not a number.
+// The value of HELLO_TEST_TIME_SCALE (`value`, null when unset) as a
+// number of at least 1; 1 when unset, empty, not a number or below 1.
+inline double time_scale_of(const char* value) {
+  if (value == nullptr) return 1.0;
+  char* end = nullptr;
+  double x = std::strtod(value, &end);
+  return end != value && *end == '\0' && x >= 1.0 ? x : 1.0;
+}
+
+// This run's factor, read once.
 inline double time_scale() {
-  static const double scale = [] {
-    const char* v = std::getenv("HELLO_TEST_TIME_SCALE");
-    char* end = nullptr;
-    double x = v != nullptr ? std::strtod(v, &end) : 1.0;
-    return v != nullptr && end != v && *end == '\0' && x >= 1.0 ? x : 1.0;
-  }();
+  static const double scale = time_scale_of(std::getenv("HELLO_TEST_TIME_SCALE"));
   return scale;
 }
 
