@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "test_client.h"
+#include "test_time.h"
 
 namespace hello::test {
 namespace {
@@ -150,7 +151,7 @@ TEST_F(LivePageTest, StatsHasTheClockOpenConnectionsLoopIdleAndTheLastSecond) {
   };
   int64_t count = 0;
   double seconds = 0;
-  auto deadline = std::chrono::steady_clock::now() + 8s;
+  auto deadline = std::chrono::steady_clock::now() + scaled(8s);
   // First a quiet second (not the first, which has no figures yet), so
   // that the next holds only the request below.
   while (recent(count, seconds) && (count != 0 || seconds == 0) &&

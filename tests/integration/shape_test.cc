@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "test_client.h"
+#include "test_time.h"
 
 namespace hello::test {
 namespace {
@@ -76,6 +77,51 @@ std::vector<std::string> ask(int port, std::string_view target, int n, int batch
 
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// A `drip=1s&size=10000` answer as it is read, from the request's send at
+// t0: 100 pieces of 100 bytes, the k-th due k * 10 ms after the head
+// (docs/architecture.md), so by t0 + T no more than T / 10 ms of them.
+struct DripRead {
+  Clock::time_point t0 = Clock::now();
+  std::string got;
+  int reads = 0;
+  double head_ms = -1;
+  size_t total = 0;
+  size_t early = 0;  // the body's size at the first read ahead of its moment
+  double early_ms = 0;
+
+  void take(const char* buf, size_t n) {
+    got.append(buf, n);
+    ++reads;
+    double ms = ms_since(t0);
+    size_t end = got.find("\r\n\r\n");
+    if (head_ms < 0 && end != std::string::npos) {
+      head_ms = ms;
+      total = end + 4 + 10000;
+    }
+    size_t body = total > 0 ? got.size() - (total - 10000) : 0;
+    if (early == 0 && body > 100 * static_cast<size_t>(ms / 10)) {
+      early = body;
+      early_ms = ms;
+    }
+  }
+  bool whole() const { return total > 0 && got.size() >= total; }
+  // Long enough for the drip's second in any build (test_time.h).
+  bool waiting() const { return !whole() && Clock::now() - t0 < 1s + scaled(2s); }
+};
+
+// What every drip of 10,000 bytes over 1 s must show once read.
+void expect_a_drip(const DripRead& d) {
+  double ms = ms_since(d.t0);
+  ASSERT_EQ(d.got.size(), d.total);
+  EXPECT_LT(d.head_ms, scaled_ms(50)) << "the head goes at once";
+  EXPECT_EQ(d.early, 0u) << "body bytes ahead of their moment, " << d.early_ms << " ms in";
+  EXPECT_GE(ms, 1000);
+  EXPECT_LE(ms, 1000 + scaled_ms(100));
+  EXPECT_GE(d.reads, 10) << "in pieces";
+  std::string body = body_of(d.got);
+  for (size_t i = 0; i < body.size(); ++i) ASSERT_EQ(body[i], kAlphabet[i % 64]) << i;
 }
 
 TEST(Shape, AStatusMixFollowsItsPercentagesAndTheDecisionsSayWhatWasDone) {
@@ -222,13 +268,9 @@ TEST(Shape, CloseEndsTheConnectionAfterAboutItsShareOfAnswers) {
 TEST(Shape, ADripSpreadsTheBodyOverItsDuration) {
   ServerProcess s("sanic", {"--shape"});
   Client c(s.port());
-  auto t0 = Clock::now();
+  DripRead d;
   ASSERT_TRUE(c.send(get("/?drip=1s&size=10000")));
-  std::string got;
-  int reads = 0;
-  double head_ms = -1;
-  size_t total = 0;
-  while (Clock::now() - t0 < 3s) {
+  while (d.waiting()) {
     struct pollfd p {
       c.fd(), POLLIN, 0
     };
@@ -236,23 +278,9 @@ TEST(Shape, ADripSpreadsTheBodyOverItsDuration) {
     char buf[65536];
     ssize_t n = recv(c.fd(), buf, sizeof buf, 0);
     if (n <= 0) break;
-    got.append(buf, static_cast<size_t>(n));
-    ++reads;
-    size_t end = got.find("\r\n\r\n");
-    if (head_ms < 0 && end != std::string::npos) {
-      head_ms = ms_since(t0);
-      total = end + 4 + 10000;
-    }
-    if (total > 0 && got.size() >= total) break;
+    d.take(buf, static_cast<size_t>(n));
   }
-  double ms = ms_since(t0);
-  ASSERT_EQ(got.size(), total);
-  EXPECT_LT(head_ms, 50) << "the head goes at once";
-  EXPECT_GE(ms, 1000);
-  EXPECT_LE(ms, 1100);
-  EXPECT_GE(reads, 10) << "in pieces";
-  std::string body = body_of(got);
-  for (size_t i = 0; i < body.size(); ++i) ASSERT_EQ(body[i], kAlphabet[i % 64]) << i;
+  expect_a_drip(d);
 }
 
 TEST(ShapeTls, ASizedBodyArrivesWholeThroughTls) {
@@ -274,13 +302,9 @@ TEST(ShapeTls, ASizedBodyArrivesWholeThroughTls) {
 TEST(ShapeTls, ADripSpreadsTheBodyOverItsDurationThroughTls) {
   ServerProcess s("sanic", {"--shape", "--tls"});
   Client c(s.port(), Tls::on);
-  auto t0 = Clock::now();
+  DripRead d;
   ASSERT_TRUE(c.send(get("/?drip=1s&size=10000")));
-  std::string got;
-  int reads = 0;
-  double head_ms = -1;
-  size_t total = 0;
-  while (Clock::now() - t0 < 3s) {
+  while (d.waiting()) {
     struct pollfd p {
       c.fd(), POLLIN, 0
     };
@@ -291,23 +315,9 @@ TEST(ShapeTls, ADripSpreadsTheBodyOverItsDurationThroughTls) {
       ERR_clear_error();
       break;
     }
-    got.append(buf, n);
-    ++reads;
-    size_t end = got.find("\r\n\r\n");
-    if (head_ms < 0 && end != std::string::npos) {
-      head_ms = ms_since(t0);
-      total = end + 4 + 10000;
-    }
-    if (total > 0 && got.size() >= total) break;
+    d.take(buf, n);
   }
-  double ms = ms_since(t0);
-  ASSERT_EQ(got.size(), total);
-  EXPECT_LT(head_ms, 50) << "the head goes at once";
-  EXPECT_GE(ms, 1000);
-  EXPECT_LE(ms, 1100);
-  EXPECT_GE(reads, 10) << "in pieces";
-  std::string body = body_of(got);
-  for (size_t i = 0; i < body.size(); ++i) ASSERT_EQ(body[i], kAlphabet[i % 64]) << i;
+  expect_a_drip(d);
   EXPECT_EQ(s.stop(), 0);
 }
 

@@ -38,7 +38,7 @@ import sys
 import tempfile
 import time
 
-from obs_support import fail, free_port, get, wait_for_port
+from obs_support import fail, free_port, get, time_scale, wait_for_port
 
 REQUESTS = 100_000
 CONNECTIONS = 10
@@ -55,7 +55,7 @@ MIX = [
     (b"GET / HTTP/1.1\r\nHost: a\r\nX-Hello-Shape: status=500\r\n\r\n", 500, "GET", "/", "status=500"),
 ]
 FIELDS = {"time", "peer", "worker", "method", "target", "protocol", "status", "bytes", "service_us"}
-DEADLINE_S = 60  # for the whole load
+DEADLINE_S = 60 * time_scale()  # for the whole load
 
 
 class Server:

@@ -28,11 +28,21 @@ def get(url, timeout=5):
         return r.read().decode()
 
 
+def time_scale():
+    """HELLO_TEST_TIME_SCALE (set by scripts/test for --debug and --sanitize,
+    as for the C++ tests' tests/support/test_time.h): how much longer than
+    in a Release build a test may wait; 1 unless set."""
+    try:
+        return max(1.0, float(os.environ.get("HELLO_TEST_TIME_SCALE", "1")))
+    except ValueError:
+        return 1.0
+
+
 def wait_until(check, seconds, step=0.1):
-    """What check() returns once it is true, or None after `seconds`; a check
-    that raises (a refused connection, a missing key, a WebDriver error)
-    counts as not yet."""
-    end = time.monotonic() + seconds
+    """What check() returns once it is true, or None after `seconds` (a
+    Release build's, scaled by time_scale()); a check that raises (a refused
+    connection, a missing key, a WebDriver error) counts as not yet."""
+    end = time.monotonic() + seconds * time_scale()
     while time.monotonic() < end:
         try:
             value = check()

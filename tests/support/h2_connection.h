@@ -21,11 +21,20 @@ namespace hello::test {
 
 using namespace std::chrono_literals;
 
+// A chunk of a stream's body as it was read: in which of the connection's
+// reads (H2Connection::reads), and the body's size after it.
+struct Piece {
+  uint64_t read;
+  size_t body;
+};
+
 struct Stream {
   std::map<std::string, std::string> fields;
   std::string body;
   bool ended = false;
   std::chrono::steady_clock::time_point ended_at;  // when its END_STREAM was read
+  uint64_t ended_read = 0;                         // in which of the connection's reads it ended
+  std::vector<Piece> pieces;
   uint32_t reset = 0xffffffff;                     // RST_STREAM's code, if one came
 };
 
@@ -125,6 +134,7 @@ class H2Connection {
       ssize_t n =
           ssl_ != nullptr ? SSL_read(ssl_, buf, sizeof buf) : recv(tcp_.fd(), buf, sizeof buf, 0);
       if (n <= 0) return ids == nullptr && n == 0;
+      ++reads;
       if (nghttp2_session_mem_recv(session_, reinterpret_cast<const uint8_t*>(buf),
                                    static_cast<size_t>(n)) < 0)
         return false;
@@ -136,6 +146,9 @@ class H2Connection {
   std::string negotiated;  // ALPN's answer, over TLS
   bool goaway = false;
   int32_t goaway_last = -1;
+  // The reads of the socket that brought bytes so far: what came in
+  // different reads was sent apart.
+  uint64_t reads = 0;
 
  private:
   bool send_all(const std::string& out) {
@@ -151,7 +164,9 @@ class H2Connection {
     return 0;
   }
   static int on_data(nghttp2_session*, uint8_t, int32_t id, const uint8_t* d, size_t n, void* p) {
-    of(p).streams[id].body.append(reinterpret_cast<const char*>(d), n);
+    Stream& s = of(p).streams[id];
+    s.body.append(reinterpret_cast<const char*>(d), n);
+    s.pieces.push_back({of(p).reads, s.body.size()});
     return 0;
   }
   static int on_frame(nghttp2_session*, const nghttp2_frame* f, void* p) {
@@ -163,12 +178,14 @@ class H2Connection {
         (f->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0) {
       of(p).streams[f->hd.stream_id].ended = true;
       of(p).streams[f->hd.stream_id].ended_at = std::chrono::steady_clock::now();
+      of(p).streams[f->hd.stream_id].ended_read = of(p).reads;
     }
     if (f->hd.type == NGHTTP2_RST_STREAM) {
       Stream& s = of(p).streams[f->hd.stream_id];
       s.reset = f->rst_stream.error_code;
       s.ended = true;
       s.ended_at = std::chrono::steady_clock::now();
+      s.ended_read = of(p).reads;
     }
     return 0;
   }
