@@ -84,6 +84,15 @@ TEST_F(TlsOutputTest, WhatTheKernelLeavesIsQueuedAndLaterWritesWait) {
   EXPECT_EQ(client_reads(), first + second);
 }
 
+TEST_F(TlsOutputTest, AKernelThatTakesNothingNowGetsAllOfItQueued) {
+  lower_.room = 0;
+  std::string answer = "answer";
+  EXPECT_EQ(try_write(answer), static_cast<int>(answer.size()));
+  EXPECT_EQ(lower_.writes, 1);
+  lower_.complete_write();
+  EXPECT_EQ(client_reads(), answer);
+}
+
 TEST_F(TlsOutputTest, NoMoreIsEncryptedWhileTheKernelHoldsFourRecords) {
   lower_.room = 100;
   std::string big(100000, 'x');
@@ -130,6 +139,10 @@ TEST_F(TlsOutputTest, ALowerWriteRefusedFailsTheTryWrite) {
   std::string answer(1000, 'a');
   EXPECT_EQ(try_write(answer), UV_EPIPE);
   EXPECT_EQ(lower_.writes, 1);
+  // Nothing is left in flight.
+  lower_.fail_write = 0;
+  EXPECT_EQ(try_write(answer), 1000);
+  EXPECT_EQ(lower_.writes, 2);
 }
 
 TEST_F(TlsOutputTest, AFailedQueuedWriteIsReportedAndRefusesTheNext) {
