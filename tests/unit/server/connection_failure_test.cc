@@ -92,8 +92,11 @@ TEST_F(ConnectionTest, InputHeldBehindAWaitingAnswerStopsReadingAt64KiB) {
 TEST_F(ConnectionTest, AWaitingClosingAnswerWithInputHeldEndsWithTheFin) {
   // The transport has nothing unread, but the connection holds input it
   // will never parse: the client is given the FIN and the time to read.
-  fake_.send(std::string(kGetSlowClose) + std::string(kGet));
+  // (The closing request ends its read: the heart alone would call the
+  // end clean.)
+  fake_.send(kGetSlowClose);
   ASSERT_EQ(connection_.phase(), Connection::Phase::waiting);
+  fake_.send(kGet);
   run_until([&] { return connection_.phase() != Connection::Phase::waiting; });
   EXPECT_EQ(fake_.received, answer("/slow", Variant::close_11));
   EXPECT_TRUE(fake_.last_write_held);
@@ -157,7 +160,7 @@ TEST_F(ConnectionTlsWrapTest, ATlsTransportThatCannotBeMadeClosesTheSocket) {
   int fds[2];
   ASSERT_EQ(pipe(fds), 0);
   connection_.adopt(fds[1], Protocol::http1);
-  EXPECT_EQ(connection_.phase(), Connection::Phase::closing);
+  ASSERT_EQ(connection_.phase(), Connection::Phase::closing);
   run_until([&] { return released_ == 1; });
   EXPECT_EQ(released_, 1);
   char c;

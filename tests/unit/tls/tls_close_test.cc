@@ -137,6 +137,16 @@ TEST_F(TlsCloseTest, AClosedBeforeTheHandshakeEndedIsCountedClientLeft) {
   EXPECT_EQ(stats_.tls_failed_client_left.get(), 2u);
 }
 
+TEST_F(TlsCloseTest, ATransportWhoseHandshakeWasCountedCountsTheNextAfresh) {
+  serve();
+  lower_.deliver(std::string("\x16\x03\x01\x00\x05hello", 10));
+  ASSERT_EQ(stats_.tls_failed_other.get(), 1u);
+  reconnect();
+  tls_->close(false);
+  EXPECT_EQ(stats_.tls_failed_client_left.get(), 1u);
+  EXPECT_EQ(handshakes(), 2u);
+}
+
 TEST_F(TlsCloseTest, ACloseWithAWriteInFlightCancelsItWithoutCloseNotify) {
   Client c;
   open(c);
