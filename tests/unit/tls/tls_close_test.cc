@@ -37,7 +37,7 @@ TEST_F(TlsCloseTest, ShutdownSaysCloseNotifyOnceThenTheFin) {
   open(c);
   EXPECT_EQ(tls_->shutdown(), 0);
   EXPECT_EQ(lower_.shutdowns, 1);
-  EXPECT_TRUE(lower_.lasts.back());
+  EXPECT_TRUE(lower_.ended_last());
   int error = 0;
   EXPECT_EQ(client_reads(c, &error), "");
   EXPECT_EQ(error, SSL_ERROR_ZERO_RETURN);
@@ -89,7 +89,7 @@ TEST_F(TlsCloseTest, CloseSaysCloseNotifyThenClosesTheLower) {
   tls_->close(false);
   EXPECT_TRUE(lower_.close_asked);
   EXPECT_FALSE(lower_.aborted);
-  EXPECT_TRUE(lower_.lasts.back());
+  EXPECT_TRUE(lower_.ended_last());
   int error = 0;
   client_reads(c, &error);
   EXPECT_EQ(error, SSL_ERROR_ZERO_RETURN);

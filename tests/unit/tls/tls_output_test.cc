@@ -60,7 +60,7 @@ TEST_F(TlsOutputTest, TheLastAnswerCarriesCloseNotifyInItsWrite) {
   std::string answer = "the last answer";
   EXPECT_EQ(try_write(answer, true), static_cast<int>(answer.size()));
   EXPECT_EQ(try_writes(), 1u);
-  EXPECT_TRUE(lower_.lasts.back());
+  EXPECT_TRUE(lower_.ended_last());
   int error = 0;
   EXPECT_EQ(client_reads(&error), answer);
   EXPECT_EQ(error, SSL_ERROR_ZERO_RETURN);

@@ -6,6 +6,7 @@
 #include <openssl/err.h>
 
 #include <string>
+#include <vector>
 
 #include "tls_wire.h"
 
@@ -184,7 +185,7 @@ TEST_F(TlsTransportTest, PlainHttpIsMisdirectedAndAnsweredInClear) {
   std::string answer = "HTTP/1.1 400 Bad Request\r\n\r\n";
   uv_buf_t b = uv_buf_init(answer.data(), 10);
   EXPECT_EQ(tls_->try_write(&b, 1, false), 10);
-  EXPECT_EQ(lower_.lasts.back(), false);
+  EXPECT_EQ(lower_.lasts, std::vector<bool>{false});
   uv_write_t req;
   uv_buf_t rest = uv_buf_init(answer.data() + 10, static_cast<unsigned>(answer.size() - 10));
   ASSERT_EQ(tls_->write(&req, &rest, 1), 0);
@@ -229,7 +230,7 @@ TEST_F(TlsTransportTest, GarbageFailsTheHandshakeWithAnAlertAndEproto) {
   EXPECT_EQ(handshakes(), 1u);
   EXPECT_EQ(upper_.errors, std::vector<ssize_t>{UV_EPROTO});
   EXPECT_GT(clear_alert(lower_.sent), 0);
-  EXPECT_TRUE(lower_.lasts.back()) << "the alert is the last thing sent";
+  EXPECT_TRUE(lower_.ended_last()) << "the alert is the last thing sent";
   EXPECT_EQ(ERR_peek_error(), 0u);
   tls_->close(false);  // counted once
   EXPECT_EQ(handshakes(), 1u);
@@ -330,7 +331,7 @@ TEST_F(TlsTransportTest, NothingIsHandedUpAfterTheConnectionClosedOnPlaintext) {
   EXPECT_TRUE(lower_.close_asked);
   // Its close said close_notify, as the last bytes.
   EXPECT_GT(lower_.sent.size(), before.size());
-  EXPECT_TRUE(lower_.lasts.back());
+  EXPECT_TRUE(lower_.ended_last());
   c.give(from_server());
   int error = 0;
   c.read(&error);

@@ -45,6 +45,8 @@ class FakeLower final : public Transport {
   bool aborted = false;
 
   bool attached() const { return events_ != nullptr; }
+  // The last try_write was the connection's last bytes.
+  bool ended_last() const { return !lasts.empty() && lasts.back(); }
   int start_reading() override {
     if (fail_start != 0) return fail_start;
     reading_ = true;
