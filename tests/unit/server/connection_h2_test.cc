@@ -92,8 +92,9 @@ TEST_F(ConnectionH2Test, ARequestInProgressIsEndedByTheSessionsOwnDeadline) {
   run_until([&] { return connection_.phase() != Connection::Phase::reading; }, 2000);
   auto fs = frames();
   EXPECT_TRUE(h2raw::goaway_code(fs).has_value());
-  EXPECT_NE(connection_.phase(), Connection::Phase::reading);
-  if (connection_.phase() == Connection::Phase::lingering) fake_.eof();
+  EXPECT_EQ(connection_.phase(), Connection::Phase::lingering);
+  EXPECT_TRUE(fake_.fin);
+  fake_.eof();
   fake_.finish_close();
   EXPECT_EQ(stats_.closed_header_timeout.get(), 1u);
 }
@@ -133,8 +134,9 @@ TEST_F(ConnectionH2Test, AnUpgradeFollowedByNoPrefaceEndsTheConnection) {
   h2_.h2c_upgrade = true;
   fake_.send(std::string(kUpgrade) + "GET / HTTP/1.1\r\nHost: t\r\n\r\n");
   auto fs = after_101(fake_.received);
-  EXPECT_TRUE(h2raw::goaway_code(fs).has_value());
-  EXPECT_NE(connection_.phase(), Connection::Phase::reading);
+  EXPECT_EQ(h2raw::goaway_code(fs), h2raw::kProtocolError);
+  EXPECT_EQ(connection_.phase(), Connection::Phase::lingering);
+  EXPECT_TRUE(fake_.fin);
 }
 
 }  // namespace
