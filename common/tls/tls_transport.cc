@@ -69,7 +69,7 @@ struct TlsCallbacks {
   }
   static void written(void* t, int status) { of(t)->on_lower_written(status); }
   static void closed(void* t) { of(t)->on_lower_closed(); }
-  static void misdirected(void*) {}  // a TcpTransport never reports it
+  static void misdirected(void*) {}  // the transport under TLS never reports it
   static constexpr Transport::Events kLower = {read, written, closed, misdirected};
 };
 
@@ -82,7 +82,7 @@ TlsTransport::~TlsTransport() {
   SSL_free(ssl_);
 }
 
-bool TlsTransport::wrap(TcpTransport& lower) {
+bool TlsTransport::wrap(Transport& lower) {
   HELLO_CHECK(ssl_ == nullptr && !flying_ && q_ == nullptr);
   lower_ = &lower;
   ssl_ = SSL_new(shared_.ctx);

@@ -64,10 +64,11 @@ class TlsTransport final : public Transport {
   TlsTransport(const TlsTransport&) = delete;
   TlsTransport& operator=(const TlsTransport&) = delete;
 
-  // Starts a server session over `lower`, a socket just accepted, which
-  // reports to this transport from now on. False if OpenSSL cannot make
-  // one (out of memory): then the connection closes `lower` itself.
-  bool wrap(TcpTransport& lower);
+  // Starts a server session over `lower`, a socket just accepted (a
+  // TcpTransport; a unit test's fake, with no socket), which reports to
+  // this transport from now on. False if OpenSSL cannot make one (out of
+  // memory): then the connection closes `lower` itself.
+  bool wrap(Transport& lower);
 
   int start_reading() override;
   void stop_reading() override;
@@ -111,7 +112,7 @@ class TlsTransport final : public Transport {
   void release_queue();
 
   TlsShared& shared_;
-  TcpTransport* lower_ = nullptr;
+  Transport* lower_ = nullptr;
   SSL* ssl_ = nullptr;
   const char* in_ = nullptr;  // the ciphertext of the read being handled
   size_t in_len_ = 0;

@@ -1,188 +1,19 @@
-// Connection over a fake transport: no socket, a real loop only for the
-// timer queue (waiting answers). The fake plays the kernel and the client:
-// it takes as many bytes per write as a test allows, queues the rest like
-// uv_write, and delivers the client's bytes, EOF and reset.
+// Connection over a fake transport (connection_fixture.h): pipelining,
+// waiting answers, output held back, the FIN and the close, resets.
 #include "server/connection.h"
 
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <string>
 #include <vector>
 
-#include "http1/session.h"
-#include "http_bytes.h"
-#include "shaping/shape.h"
-#include "test_persona.h"
+#include "connection_fixture.h"
 
 namespace hello {
 namespace {
 
-class FakeTransport final : public Transport {
- public:
-  // The kernel takes at most this many bytes of each try_write.
-  size_t room = SIZE_MAX;
-  bool unread = false;  // the client sent bytes nobody read
-  int fail = 0;         // what try_write returns instead, if not 0
-
-  std::string received;  // what reached the client
-  int try_writes = 0;
-  bool last_write_held = false;  // the last try_write was the connection's last bytes
-  uv_write_t* queued_req = nullptr;
-  std::string queued;  // a write in flight
-  bool fin = false;
-  bool close_asked = false;
-  bool aborted = false;
-
-  int start_reading() override {
-    EXPECT_FALSE(reading_) << "started twice";
-    reading_ = true;
-    return 0;
-  }
-  void stop_reading() override {
-    EXPECT_TRUE(reading_) << "stopped twice";
-    reading_ = false;
-  }
-  void read_now() override {}
-  int try_write(const uv_buf_t* bufs, unsigned n, bool last) override {
-    EXPECT_EQ(queued_req, nullptr) << "a write jumped the queue";
-    ++try_writes;
-    last_write_held = last;
-    if (fail != 0) return fail;
-    size_t taken = 0;
-    for (unsigned i = 0; i < n && taken < room; ++i) {
-      size_t k = std::min(bufs[i].len, room - taken);
-      received.append(bufs[i].base, k);
-      taken += k;
-    }
-    return taken == 0 ? UV_EAGAIN : static_cast<int>(taken);
-  }
-  int write(uv_write_t* req, const uv_buf_t* bufs, unsigned n) override {
-    EXPECT_EQ(queued_req, nullptr) << "two writes in flight";
-    queued_req = req;
-    for (unsigned i = 0; i < n; ++i) queued.append(bufs[i].base, bufs[i].len);
-    return 0;
-  }
-  bool unread_input() override { return unread; }
-  int shutdown() override {
-    fin = true;
-    return 0;
-  }
-  void close(bool abort) override {
-    EXPECT_FALSE(close_asked) << "closed twice";
-    close_asked = true;
-    aborted = abort;
-  }
-  uint16_t peer_name(char* out, size_t size) override {
-    snprintf(out, size, "192.0.2.7");
-    return 4242;
-  }
-
-  // The client sends `bytes` (in reads of at most the buffer's size).
-  void send(std::string_view bytes) {
-    while (!bytes.empty() && !close_asked) {
-      size_t n = std::min(bytes.size(), buffer_.len);
-      memcpy(buffer_.base, bytes.data(), n);
-      report_read(static_cast<ssize_t>(n), &buffer_);
-      bytes.remove_prefix(n);
-    }
-  }
-  void eof() { report_read(UV_EOF, &buffer_); }
-  void client_reset() { report_read(UV_ECONNRESET, &buffer_); }
-  // The kernel takes the write in flight.
-  void complete_write() {
-    ASSERT_NE(queued_req, nullptr);
-    queued_req = nullptr;
-    received += std::exchange(queued, {});
-    report_written(0);
-  }
-  // libuv's close callback: a write in flight is cancelled first.
-  void finish_close() {
-    ASSERT_TRUE(close_asked);
-    if (queued_req != nullptr) {
-      queued_req = nullptr;
-      queued.clear();
-      report_written(UV_ECANCELED);
-    }
-    report_closed();
-  }
-};
-
-std::vector<FileRoute> routes() {
-  return {test::text_route("/slow", "slow", 20000)};  // 20 ms
-}
-
-class ConnectionTest : public ::testing::Test {
- protected:
-  ConnectionTest()
-      : table_(test::kTestPersona, options()),
-        sink_(stats_),
-        context_(&loop_, timers_, sink_, {}, {this, make_heart, release},
-                 uv_buf_init(buffer_, sizeof buffer_)) {}
-
-  static TableOptions options() {
-    TableOptions o;
-    o.routes = &kRoutes;
-    o.shape = true;
-    return o;
-  }
-  void SetUp() override {
-    ASSERT_EQ(uv_loop_init(&loop_), 0);
-    ASSERT_EQ(timers_.init(&loop_), 0);
-    connection_.start(fake_, Protocol::http1);
-  }
-  void TearDown() override {
-    if (!fake_.close_asked) connection_.close();
-    if (released_ == 0) fake_.finish_close();
-    EXPECT_EQ(released_, 1);
-    timers_.close();
-    ASSERT_EQ(uv_run(&loop_, UV_RUN_DEFAULT), 0);
-    EXPECT_EQ(uv_loop_close(&loop_), 0) << "a handle is still open";
-  }
-
-  // The context's owner.
-  static std::unique_ptr<Heart> make_heart(void* test, Protocol) {
-    auto* t = static_cast<ConnectionTest*>(test);
-    return std::make_unique<Session>(t->table_, t->sink_, Limits{}, &t->dice_);
-  }
-  static void release(void* test, Connection* c) {
-    auto* t = static_cast<ConnectionTest*>(test);
-    EXPECT_EQ(c, &t->connection_);
-    ++t->released_;
-  }
-
-  std::string answer(std::string_view path, Variant v = Variant::keep_alive_11) {
-    return table_.route(table_.find_route(path), v).bytes;
-  }
-  // Runs the loop until `done()` or `limit_ms` have passed. The timer queue
-  // does not keep a loop alive (a worker's connections do), so a guard
-  // timer does meanwhile.
-  template <typename Done>
-  void run_until(Done done, uint64_t limit_ms = 1000) {
-    uv_timer_t guard;
-    ASSERT_EQ(uv_timer_init(&loop_, &guard), 0);
-    ASSERT_EQ(uv_timer_start(
-                  &guard, [](uv_timer_t*) {}, limit_ms, 0),
-              0);
-    uint64_t end = uv_hrtime() + limit_ms * 1000000;
-    while (!done() && uv_hrtime() < end) uv_run(&loop_, UV_RUN_ONCE);
-    uv_close(reinterpret_cast<uv_handle_t*>(&guard), nullptr);
-    uv_run(&loop_, UV_RUN_NOWAIT);
-  }
-
-  static inline const std::vector<FileRoute> kRoutes = routes();
-  uv_loop_t loop_;
-  TimerQueue timers_;
-  ResponseTable table_;
-  WorkerStats stats_;
-  Accounting sink_;
-  Dice dice_{1};
-  char buffer_[64 * 1024];
-  ConnectionContext context_;
-  FakeTransport fake_;
-  Connection connection_{context_};
-  int released_ = 0;
-};
+using test::ConnectionTest;
+using test::FakeTransport;
 
 constexpr std::string_view kGet = "GET / HTTP/1.1\r\nHost: a\r\n\r\n";
 constexpr std::string_view kGetJson = "GET /json HTTP/1.1\r\nHost: a\r\n\r\n";
