@@ -35,7 +35,7 @@ struct Stream {
   std::chrono::steady_clock::time_point ended_at;  // when its END_STREAM was read
   uint64_t ended_read = 0;                         // in which of the connection's reads it ended
   std::vector<Piece> pieces;
-  uint32_t reset = 0xffffffff;                     // RST_STREAM's code, if one came
+  uint32_t reset = 0xffffffff;  // RST_STREAM's code, if one came
 };
 
 // nghttp2's client session over a Client's socket.
