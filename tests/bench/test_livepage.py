@@ -13,10 +13,11 @@ from unittest import mock
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "support"))
 
 from benchlib import livepage, report  # noqa: E402
+from test_time import time_scale  # noqa: E402
 from test_parsers import load_bench  # noqa: E402
-
 
 class OptionsTest(unittest.TestCase):
     def test_defaults(self):
@@ -34,16 +35,13 @@ class OptionsTest(unittest.TestCase):
             with self.assertRaises(SystemExit, msg=extra), mock.patch("sys.stderr"):
                 load_bench().parse_args(["--live-page"] + extra, available=[0, 1])
 
-
 class RoundsTest(unittest.TestCase):
     def test_alternate(self):
         self.assertEqual(livepage.rounds(3), [("page-off", "page-on"), ("page-on", "page-off"),
                                               ("page-off", "page-on")])
 
-
 def cell(variant, mode, cpu, runs, rps=100000.0):
     return {"variant": variant, "mode": mode, "cpu_us_per_request": cpu, "cpu_us_runs": runs, "rps": rps}
-
 
 class TableTest(unittest.TestCase):
     meta = {"live_page": {"persona": "sanic", "workers": 1, "rounds": 2, "page": "chromium",
@@ -61,17 +59,6 @@ class TableTest(unittest.TestCase):
     def test_not_measured(self):
         rows = report.live_page_table(self.meta, [dict(cell("page-off", "keepalive", None, []), error="wrk failed")])
         self.assertIn("| wrk failed | not measured |", rows.splitlines()[2])
-
-
-def time_scale():
-    """HELLO_TEST_TIME_SCALE (set by scripts/test for --debug and --sanitize,
-    as for the C++ tests' tests/support/test_time.h): how much longer than
-    in a Release build a test may wait; 1 unless set."""
-    try:
-        return max(1.0, float(os.environ.get("HELLO_TEST_TIME_SCALE", "1")))
-    except ValueError:
-        return 1.0
-
 
 class PollerTest(unittest.TestCase):
     def test_asks_what_the_page_asks_once_a_second_until_stopped(self):
@@ -112,7 +99,6 @@ class PollerTest(unittest.TestCase):
         gaps = [b - a for (_, a), (_, b) in zip(seen, seen[1:])]
         self.assertGreaterEqual(min(gaps), 0.9, gaps)
         self.assertFalse(poller.is_alive(), "the poller outlived stop()")
-
 
 if __name__ == "__main__":
     unittest.main()

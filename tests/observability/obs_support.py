@@ -11,32 +11,21 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from test_time import time_scale  # noqa: E402,F401  (re-exported to the tests)
 
 def fail(message):
     print(f"FAIL: {message}")
     sys.exit(1)
-
 
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
-
 def get(url, timeout=5):
     with urllib.request.urlopen(url, timeout=timeout) as r:
         return r.read().decode()
-
-
-def time_scale():
-    """HELLO_TEST_TIME_SCALE (set by scripts/test for --debug and --sanitize,
-    as for the C++ tests' tests/support/test_time.h): how much longer than
-    in a Release build a test may wait; 1 unless set."""
-    try:
-        return max(1.0, float(os.environ.get("HELLO_TEST_TIME_SCALE", "1")))
-    except ValueError:
-        return 1.0
-
 
 def wait_until(check, seconds, step=0.1):
     """What check() returns once it is true, or None after `seconds` (a
@@ -53,7 +42,6 @@ def wait_until(check, seconds, step=0.1):
         time.sleep(step)
     return None
 
-
 def wait_for_port(port, seconds):
     """True once 127.0.0.1:port accepts a connection, None after `seconds`."""
     def accepts():
@@ -61,11 +49,9 @@ def wait_for_port(port, seconds):
         return True
     return wait_until(accepts, seconds, 0.05)
 
-
 def wait_for(url, seconds):
     """True once url answers a GET (any 2xx), None after `seconds`."""
     return wait_until(lambda: get(url, timeout=1) is not None, seconds)
-
 
 def stop(*procs):
     """SIGTERM to each process still running, then SIGKILL after 10 s."""
@@ -78,7 +64,6 @@ def stop(*procs):
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
-
 
 class Prometheus:
     """Debian's prometheus on a free loopback port, its data in tmp, job
