@@ -21,9 +21,8 @@
 #
 # Run by ctest (kubernetes_manifests), or alone from anywhere. Exit 0: all
 # passed; 1: a check failed; 77 (skipped): no check failed but a part could
-# not run here (no npm, podman cannot run), each reason printed. Without
-# kubectl only the comparison with a fresh rendering is left out, and a
-# note says so.
+# not run here (no npm, podman cannot run, no kubectl to render the
+# overlays again and compare), each reason printed.
 # Traffic goes to 127.0.0.1 only; podman uses the host's network, never a
 # bridge, and nothing under /etc changes (CONTAINERS_CONF).
 set -euo pipefail
@@ -124,10 +123,9 @@ have_kubectl=0
 if command -v "${HELLO_KUBECTL:-kubectl}" >/dev/null 2>&1; then
   have_kubectl=1
 else
-  # Not a skip: the committed files are what users apply, and they are
-  # checked, validated and run below all the same.
-  echo "note: kubectl not found (not in Debian 12's archive; the Kubernetes project's own apt repository has it): the overlays are not rendered again to compare with rendered/"
-
+  # A part left out, so a skip (77) at the end, though the committed files
+  # are checked, validated and run below all the same.
+  skip "render: kubectl not found (not in Debian 12's archive; the Kubernetes project's own apt repository has it): the overlays are not rendered again to compare with rendered/"
 fi
 rendered=()
 for line in "${personas[@]}"; do
