@@ -20,7 +20,17 @@ struct ControlCallbacks {
 };
 
 Control::~Control() {
-  if (ready_) uv_loop_close(&loop_);
+  if (!ready_) return;
+  // A run closes every handle before it ends; a start that failed after
+  // init() (the admin port taken) leaves them open, and the loop cannot
+  // close over open handles: close them, let their callbacks run, so that
+  // uv_loop_close() frees what the loop holds. A handle init() never
+  // reached is still zero (no loop).
+  for (uv_handle_t* h : handles())
+    if (h->loop == &loop_ && !uv_is_closing(h)) uv_close(h, nullptr);
+  if (admin_) admin_->close();
+  uv_run(&loop_, UV_RUN_DEFAULT);
+  uv_loop_close(&loop_);
 }
 
 int Control::init() {

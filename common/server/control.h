@@ -74,12 +74,12 @@ class Control final : public AdminSource {
   double stats_interval_;
   double shutdown_timeout_;
   uv_loop_t loop_;
-  uv_signal_t interrupt_;
-  uv_signal_t terminate_;
-  uv_async_t done_;
-  uv_timer_t deadline_;
-  uv_timer_t stats_timer_;
-  uv_timer_t recent_timer_;  // with --admin: the last second's service time, once a second
+  uv_signal_t interrupt_{};
+  uv_signal_t terminate_{};
+  uv_async_t done_{};
+  uv_timer_t deadline_{};
+  uv_timer_t stats_timer_{};
+  uv_timer_t recent_timer_{};  // with --admin: the last second's service time, once a second
   std::vector<StatsSnapshot> last_;
   bool stopping_ = false;
   bool ready_ = false;
