@@ -7,18 +7,18 @@ it runs, its CPU time and peak RSS are read from /proc over its whole
 process tree (gunicorn, uvicorn and Tornado fork workers).
 """
 import atexit
-import copy
 import os
 import pwd
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
 import time
-import xml.etree.ElementTree as ET
 from typing import NamedTuple
 
+from .procs import StartError, _hwm_kib, _stat, free_port, process_tree, stop_group  # noqa: F401
+from .peer_conf import (_tls_values, fill, protocol_label, render_h2o_conf,  # noqa: F401
+                        render_nginx_conf, render_tomcat_server_xml, tomcat_h2_server_xml)
 from .tls import server_flags
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -56,68 +56,6 @@ PERSONAS = [p.name for p in _PERSONAS]
 CALIBRATION = next(p.name for p in _PERSONAS if p.kind == "calibration")
 # The path each article measured, for the persona and the real framework alike.
 PERSONA_PATHS = {"aiohttp": "/index", "starlette": "/index"}
-
-
-class StartError(Exception):
-    pass
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def stop_group(proc, timeout):
-    """SIGTERM to the process group that proc leads (started with
-    start_new_session), then SIGKILL if it has not ended in timeout s."""
-    if not proc or proc.poll() is not None:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=timeout)
-    except (subprocess.TimeoutExpired, ProcessLookupError):
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
-
-
-def _stat(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return {"ppid": int(fields[1]), "ticks": int(fields[11]) + int(fields[12])}
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def _hwm_kib(pid):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
-def process_tree(root):
-    """The pid and all its descendants that are alive now."""
-    children = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            st = _stat(int(entry))
-            if st:
-                children.setdefault(st["ppid"], []).append(int(entry))
-    tree, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        tree.append(pid)
-        todo.extend(children.get(pid, []))
-    return tree
 
 
 class Target:
@@ -311,40 +249,6 @@ class Nginx(Target):
         return ["/usr/sbin/nginx", "-p", self.tmp, "-c", path]
 
 
-def fill(template, **values):
-    """A peer's configuration template with each @KEY@ replaced by its value."""
-    for key, value in values.items():
-        template = template.replace(f"@{key}@", str(value))
-    return template
-
-
-def protocol_label(cert, http2=False):
-    """What a target's label says of its HTTP/2 and TLS: " +h2c" (in clear),
-    " +h2 +tls ECDSA P-256", " +tls ECDSA P-256", or nothing."""
-    h2 = (" +h2" if cert else " +h2c") if http2 else ""
-    return h2 + (f" +tls {cert.label}" if cert else "")
-
-
-def _tls_values(cert):
-    return {"CERT": cert.cert, "KEY": cert.key} if cert else {}
-
-
-def render_nginx_conf(template, workers, port, prefix, tls=None, http2=False):
-    """nginx.conf.in with its @WORKERS@, @PORT@ and @PREFIX@ filled in,
-    nginx-tls.conf.in's @CERT@ and @KEY@ from `tls` (a
-    benchlib.tls.Certificate), and @HTTP2@ (the listener's http2 with `http2`)."""
-    return fill(template, WORKERS=workers, PORT=port, PREFIX=prefix, HTTP2=" http2" if http2 else "",
-                **_tls_values(tls))
-
-
-def render_h2o_conf(template, port, threads, prefix, user, tls=None, http2=False):
-    """h2o.conf.in with its @PORT@, @THREADS@, @PREFIX@ and @USER@ filled in,
-    and @H2C@ (ON with `http2`: h2c by prior knowledge), and
-    h2o-tls.conf.in's @CERT@ and @KEY@ from `tls`."""
-    return fill(template, PORT=port, THREADS=threads, PREFIX=prefix, USER=user, H2C="ON" if http2 else "OFF",
-                **_tls_values(tls))
-
-
 class H2o(Target):
     """h2o answering with a static file, hello.txt, written into its temp
     dir; over TLS from h2o-tls.conf.in (h2 by ALPN always offered), and
@@ -425,33 +329,6 @@ TOMCAT_HOME = "/usr/share/tomcat10"
 JAVAC = "/usr/bin/javac"
 SERVLET_API = "/usr/share/java/tomcat10-servlet-api.jar"
 TOMCAT_SOURCE = os.path.join(PEERS, "tomcat_hello")
-
-
-def render_tomcat_server_xml(template, port, threads):
-    """tomcat_hello/server.xml.in with its @PORT@ and @THREADS@ filled in."""
-    return fill(template, PORT=port, THREADS=threads)
-
-
-def tomcat_h2_server_xml(server_xml, cert=None, key=None, tls_port=None):
-    """tomcat_hello's server.xml with Spring Boot's server.http2.enabled:
-    Tomcat's HTTP/2 upgrade protocol on the connector (h2c, by prior
-    knowledge or Upgrade). With `cert` and `key` (PEM files), TLS too (h2
-    by ALPN): on the connector itself, or with `tls_port` on a copy of it
-    on that port beside the one in clear, as Spring Boot builds it when
-    server.ssl is set."""
-    root = ET.fromstring(server_xml.encode())
-    service = root.find("Service")
-    connector = service.find("Connector")
-    ET.SubElement(connector, "UpgradeProtocol", className="org.apache.coyote.http2.Http2Protocol")
-    if cert:
-        tls = copy.deepcopy(connector) if tls_port else connector
-        tls.attrib.update(SSLEnabled="true", scheme="https", secure="true")
-        if tls_port:
-            tls.set("port", str(tls_port))
-            service.insert(list(service).index(connector) + 1, tls)
-        host = ET.SubElement(tls, "SSLHostConfig")
-        ET.SubElement(host, "Certificate", certificateFile=cert, certificateKeyFile=key)
-    return ET.tostring(root, encoding="unicode") + "\n"
 
 
 def javac_command(out_dir, javac=JAVAC, servlet_api=SERVLET_API, source=TOMCAT_SOURCE):
