@@ -72,6 +72,11 @@ uint64_t LogWriter::lines_lost(int worker) {
   return lost_[worker];
 }
 
+size_t LogWriter::backlog(int worker) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return allocated_[worker] - spare_[worker].size();
+}
+
 void LogWriter::run() {
   std::vector<Pending> batch;
   batch.reserve(queue_.capacity());

@@ -68,6 +68,9 @@ class LogWriter {
   // Lines of `worker` that could not be written (the reader went away), or
   // were still queued when stop() gave up.
   uint64_t lines_lost(int worker);
+  // Buffers of `worker` handed over and not yet written and given back:
+  // 0 once the consumer has read everything submitted.
+  size_t backlog(int worker);
   LogFormat format() const { return format_; }
 
  private:

@@ -187,5 +187,37 @@ TEST(AccessLog, ManyLongJsonLinesAllArrive) {
   }
 }
 
+// The backlog is what was handed to the writer and not yet written: it
+// grows while the consumer reads nothing, is full at kMaxBuffers (then a
+// hand-over is refused), and returns to 0 once everything has been read.
+TEST(AccessLog, BacklogCountsBuffersNotYetWrittenAndEmptiesWhenRead) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  LogWriter writer(fds[1], true, 1);
+  EXPECT_EQ(writer.backlog(0), 0u);
+  const std::string full(LogWriter::kBufferSize, 'x');
+  size_t handed = 0;
+  for (std::string buf = full; handed < 2 * LogWriter::kMaxBuffers && writer.submit(0, buf);
+       buf = full)
+    ++handed;
+  // The pipe takes one buffer (64 KiB) before its writer blocks, so one
+  // hand-over may have come back before the backlog filled.
+  EXPECT_GE(handed, LogWriter::kMaxBuffers);
+  EXPECT_LE(handed, LogWriter::kMaxBuffers + 1);
+  EXPECT_EQ(writer.backlog(0), LogWriter::kMaxBuffers);
+  size_t read_bytes = 0;
+  static char in[1 << 16];
+  while (read_bytes < handed * LogWriter::kBufferSize) {
+    ssize_t n = read(fds[0], in, sizeof in);
+    ASSERT_GT(n, 0);
+    read_bytes += static_cast<size_t>(n);
+  }
+  // Read, but maybe not yet given back: the writer does that after its write.
+  for (int i = 0; i < 2000 && writer.backlog(0) != 0; ++i) usleep(1000);
+  EXPECT_EQ(writer.backlog(0), 0u);
+  EXPECT_TRUE(writer.stop());
+  close(fds[0]);
+}
+
 }  // namespace
 }  // namespace hello
