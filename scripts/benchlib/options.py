@@ -68,7 +68,8 @@ def build_parser(doc):
                             f"{IDLE_CONNECTIONS}) and of --h2 (default {run_h2.H2_IDLE_CONNECTIONS})")
     group = p.add_argument_group("input and output")
     group.add_argument("--url", help="only run the load against this URL (a target on another host)")
-    group.add_argument("--build-dir", default=os.path.join(targets.ROOT, "build"), help="where the hello-* binaries are")
+    group.add_argument("--build-dir", default=os.path.join(targets.ROOT, "build"),
+                       help="where the hello-* binaries are")
     group.add_argument("--out", help="output directory (default bench-results/DATE)")
     group.add_argument("--report", metavar="DIR",
                        help="only write report.md and the charts again from DIR/results.json")
@@ -99,7 +100,8 @@ def parse_args(argv, available=None, doc=""):
     if args.h2 and args.quick:
         if args.duration or args.requests or args.idle_connections:
             p.error("--h2 --quick sets its own --duration and --idle-connections")
-        args.duration, args.repeat, args.idle_connections = run_h2.H2_QUICK_DURATION, run_h2.H2_QUICK_REPEAT, run_h2.H2_QUICK_IDLE
+        args.duration, args.repeat = run_h2.H2_QUICK_DURATION, run_h2.H2_QUICK_REPEAT
+        args.idle_connections = run_h2.H2_QUICK_IDLE
     if args.idle_connections is None:
         args.idle_connections = run_h2.H2_IDLE_CONNECTIONS if args.h2 else IDLE_CONNECTIONS
     if args.duration is None and args.requests is None:
