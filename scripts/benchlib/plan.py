@@ -199,3 +199,8 @@ def cpus_busy(before, after):
     if not before or not after or after[1] <= before[1]:
         return None
     return (after[0] - before[0]) / (after[1] - before[1])
+
+
+def listing(text):
+    """The items of a comma-separated option (empty items dropped)."""
+    return [x for x in text.split(",") if x]

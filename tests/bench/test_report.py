@@ -10,12 +10,13 @@ import tempfile
 import threading
 import types
 import unittest
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 sys.path.insert(0, HERE)
 
-from benchlib import admin, report  # noqa: E402
+from benchlib import admin, measure, report  # noqa: E402
 from test_parsers import load_bench  # noqa: E402
 
 import ctest_unittest  # noqa: E402
@@ -79,13 +80,13 @@ class InterleavingTest(unittest.TestCase):
             order.append((i, target.name, mode))
             return dict(cell, repeat=i, cpu_us_per_request=1.0)
 
-        bench.run_once = run_once
-        bench.unsupported = lambda *a: None
-        bench.repeats = lambda tool, args: args.repeat
         jobs = [("wrk", "keepalive", 64), ("wrk", "pipeline", 64)]
         plan = [(types.SimpleNamespace(name=n, label=n, kind="persona", workers=1), jobs, n) for n in ("off", "on")]
         cells = []
-        bench.measure_interleaved(plan, types.SimpleNamespace(repeat=3), "0", [], cells, alternate=True)
+        # The run is stubbed where measure_interleaved looks it up: benchlib.measure.
+        with mock.patch.multiple(measure, run_once=run_once, unsupported=lambda *a: None,
+                                 repeats=lambda tool, args: args.repeat):
+            bench.measure_interleaved(plan, types.SimpleNamespace(repeat=3), "0", [], cells, alternate=True)
         self.assertEqual(order, [
             (0, "off", "keepalive"), (0, "on", "keepalive"), (0, "off", "pipeline"), (0, "on", "pipeline"),
             (1, "on", "pipeline"), (1, "off", "pipeline"), (1, "on", "keepalive"), (1, "off", "keepalive"),
@@ -95,12 +96,12 @@ class InterleavingTest(unittest.TestCase):
     def test_without_alternate_the_order_is_the_plans(self):
         bench = load_bench()
         order = []
-        bench.run_once = lambda target, tool, mode, conns, i, *rest: order.append((i, target.name, mode)) or {}
-        bench.unsupported = lambda *a: None
-        bench.repeats = lambda tool, args: args.repeat
         jobs = [("wrk", "keepalive", 64), ("wrk", "pipeline", 64)]
         plan = [(types.SimpleNamespace(name=n, label=n, kind="persona", workers=1), jobs, n) for n in ("a", "b")]
-        bench.measure_interleaved(plan, types.SimpleNamespace(repeat=2), "0", [], [])
+        with mock.patch.multiple(measure, unsupported=lambda *a: None, repeats=lambda tool, args: args.repeat,
+                                 run_once=lambda target, tool, mode, conns, i, *rest:
+                                 order.append((i, target.name, mode)) or {}):
+            bench.measure_interleaved(plan, types.SimpleNamespace(repeat=2), "0", [], [])
         self.assertEqual(order[:4], [(0, "a", "keepalive"), (0, "a", "pipeline"), (0, "b", "keepalive"),
                                      (0, "b", "pipeline")])
         self.assertEqual(order[4:], [(1,) + o[1:] for o in order[:4]])

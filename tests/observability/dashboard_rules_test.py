@@ -191,6 +191,33 @@ def drain(stream):
         pass
 
 
+def check_series(prometheus, queries, start, end):
+    """Every panel's query and every rule over the run: series, above 0 for a
+    panel, and evaluated by Prometheus for a rule."""
+    print(f"over {end - start:.0f} s, step 1 s (largest value of any series):")
+    for title, expr in queries:
+        result = query_range(prometheus, substitute(expr), start, end)
+        top = largest(result)
+        shown = f"{top:.6g}" if top is not None else "-"
+        print(f"  {len(result):2} series, max {shown:<12}  {title}")
+        if not result:
+            fail(f"panel {title}: no series for {substitute(expr)}")
+        if top is None or top <= 0:
+            fail(f"panel {title}: never above 0: {substitute(expr)}")
+    for r in rules():
+        name = r.get("record") or r["alert"]
+        result = query_range(prometheus, r["expr"], start, end)
+        evaluated = query_range(prometheus, r["record"] if "record" in r
+                                else f'ALERTS{{alertname="{r["alert"]}"}}', start, end)
+        states = sorted({s["metric"].get("alertstate", "") for s in evaluated})
+        print(f"  {len(result):2} series, evaluated {len(evaluated):2}"
+              f"{' ' + ','.join(states) if 'alert' in r else ''}  {name}")
+        if not result:
+            fail(f"rule {name}: no series for {r['expr']}")
+        if not evaluated:
+            fail(f"rule {name}: Prometheus's evaluation left no series")
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     for tool in ("prometheus", "promtool", "wrk"):
@@ -269,28 +296,7 @@ def main():
         time.sleep(3)  # scrapes of a target that is gone
         end = time.time()
 
-        print(f"over {end - start:.0f} s, step 1 s (largest value of any series):")
-        for title, expr in queries:
-            result = query_range(prometheus, substitute(expr), start, end)
-            top = largest(result)
-            shown = f"{top:.6g}" if top is not None else "-"
-            print(f"  {len(result):2} series, max {shown:<12}  {title}")
-            if not result:
-                fail(f"panel {title}: no series for {substitute(expr)}")
-            if top is None or top <= 0:
-                fail(f"panel {title}: never above 0: {substitute(expr)}")
-        for r in rules():
-            name = r.get("record") or r["alert"]
-            result = query_range(prometheus, r["expr"], start, end)
-            evaluated = query_range(prometheus, r["record"] if "record" in r
-                                    else f'ALERTS{{alertname="{r["alert"]}"}}', start, end)
-            states = sorted({s["metric"].get("alertstate", "") for s in evaluated})
-            print(f"  {len(result):2} series, evaluated {len(evaluated):2}"
-                  f"{' ' + ','.join(states) if 'alert' in r else ''}  {name}")
-            if not result:
-                fail(f"rule {name}: no series for {r['expr']}")
-            if not evaluated:
-                fail(f"rule {name}: Prometheus's evaluation left no series")
+        check_series(prometheus, queries, start, end)
         print("PASS")
     finally:
         stop(*reversed(procs))
