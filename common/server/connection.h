@@ -20,10 +20,11 @@
 // contract (http/heart.h).
 //
 // An idle connection holds little more than its transport: the parser
-// state (a Heart, unless it is kept), a write the kernel did not take at once (PendingWrite)
-// and input held behind a waiting answer (HeldInput) are borrowed from the
-// context's pools while they are needed and given back as soon as they are
-// not, as is the state of a body sent by reference (BodyStream).
+// state (a Heart, unless the heart is kept), a write the kernel did not
+// take at once (PendingWrite) and input held behind a waiting answer
+// (HeldInput) are borrowed from the context's pools while they are needed
+// and given back as soon as they are not, as is the state of a body sent
+// by reference (BodyStream).
 #pragma once
 
 #include <uv.h>
