@@ -4,6 +4,13 @@
 // drive it directly. Three hearts exist: Session (HTTP/1 through llhttp),
 // FloorSession (hello-floor's CRLF CRLF counter) and H2Heart (HTTP/2
 // through nghttp2, whose streams are answered each on its own).
+//
+// The connection never asks which heart it drives: whatever differs
+// between protocols is in this contract (docs/architecture.md, "The heart
+// contract"): whether the heart stays between requests (Heart::kept()),
+// who keeps the deadlines of a request in progress (Heart::keeps_time(),
+// Fed::wake_us), whether a request is live (Heart::live()), how the heart
+// says goodbye (time_out(), goodbye()) and how it is released (release()).
 #pragma once
 
 #include <cstddef>
@@ -77,14 +84,40 @@ struct Fed {
   bool streams() const { return body.length > 0; }
 };
 
+// How a connection lives with a kind of heart: fixed when the heart is
+// made, read on every request without a virtual call.
+struct HeartTraits {
+  // The connection keeps the heart from its first read to its close
+  // (HTTP/2: the session's streams and HPACK tables live in it). Otherwise
+  // (HTTP/1) the heart is lent per request: given back to its pool as soon
+  // as no request is live, so an idle connection holds none.
+  bool kept = false;
+  // The heart keeps the deadlines of what is live itself (HTTP/2: per
+  // stream) and says when to wake it (Fed::wake_us): the connection's timer
+  // is then its wake-up, and so is the end of a queued write. Otherwise the
+  // connection runs the header deadline of a request in progress and calls
+  // time_out() when it passes.
+  bool keeps_time = false;
+};
+
 class Heart {
  public:
   virtual ~Heart() = default;
 
+  // Whether the connection keeps this heart between requests.
+  bool kept() const { return traits_.kept; }
+  // Whether this heart keeps its own deadlines and asks to be woken.
+  bool keeps_time() const { return traits_.keeps_time; }
+
   // Starts over for a new connection.
   virtual void reset() = 0;
-  // Given back to its pool: lets go of what only its connection needed.
+  // Given back to its pool (at the end of a request, or of the connection
+  // for a kept heart): lets go of what only its connection needed.
   virtual void release() {}
+  // A request (HTTP/2: a stream) has begun and is not over: its request
+  // incomplete, its answer waiting or not all sent. False between requests,
+  // when the keep-alive deadline runs and a draining worker may close.
+  virtual bool live() const = 0;
   // Parses `len` bytes and appends every response they complete to `out`,
   // in order, until a request must be answered later.
   virtual Fed feed(const char* data, size_t len, std::string& out) = 0;
@@ -92,8 +125,16 @@ class Heart {
   // by the time Fed::wake_us asked for. Its result says whether the
   // connection goes on (`read`) or closes; it consumes no input.
   virtual Fed resume(std::string& out) = 0;
-  // The request in progress took too long: appends 408; the connection closes.
+  // The request in progress passed the header deadline the connection
+  // keeps for it (a heart that keeps_time() keeps its own): appends what
+  // says so (HTTP/1: 408); the connection closes.
   virtual void time_out(std::string& out) = 0;
+  // The connection is about to end without a request in progress (the
+  // keep-alive deadline, a worker's graceful stop), or the worker begins
+  // to stop: appends what tells the client to start nothing new (HTTP/2:
+  // GOAWAY with the last stream it will answer; a WebSocket: a close
+  // frame). HTTP/1 says nothing: its FIN says it.
+  virtual void goodbye(std::string& out) { (void)out; }
   // After Fed::upgrade: the request that switches, for the new heart.
   virtual const Upgrade* upgrade() const { return nullptr; }
   // A new heart takes over the request `u` of the one it replaces: appends
@@ -109,6 +150,12 @@ class Heart {
   // TLS port): appends the answer to malformed input, sent in clear; the
   // connection closes.
   virtual void refuse(std::string& out) = 0;
+
+ protected:
+  explicit Heart(HeartTraits traits = {}) : traits_(traits) {}
+
+ private:
+  HeartTraits traits_;
 };
 
 }  // namespace hello

@@ -11,9 +11,15 @@ namespace hello {
 
 class FloorSession final : public Heart {
  public:
-  FloorSession(const ResponseTable& table, Accounting& sink) : table_(table), sink_(sink) {}
+  // Lent per request, as HTTP/1's heart is; the connection keeps its deadlines.
+  static constexpr HeartTraits kTraits = {.kept = false, .keeps_time = false};
+
+  FloorSession(const ResponseTable& table, Accounting& sink)
+      : Heart(kTraits), table_(table), sink_(sink) {}
 
   void reset() override { matched_ = 0; }
+  // A request has begun: part of CRLF CRLF was seen at the end of the last read.
+  bool live() const override { return matched_ != 0; }
   Fed feed(const char* data, size_t len, std::string& out) override;
   Fed resume(std::string& out) override;
   void time_out(std::string& out) override;

@@ -17,8 +17,8 @@
 #include <type_traits>
 
 #include "http/host_syntax.h"
+#include "http/limits.h"
 #include "http/route_path.h"
-#include "observe/access_log.h"  // kMaxLoggedTarget: the log shows at most this much of a target
 #include "persona/response_table.h"
 
 // A parser callback inlined into its trampoline: one call from llhttp
@@ -26,19 +26,6 @@
 #define HELLO_CALLBACK [[gnu::always_inline]] inline
 
 namespace hello {
-
-// What a request may weigh (docs/hardening.md).
-struct Limits {
-  // Request line plus headers, and a chunked body's chunk extensions and
-  // trailers with them; beyond it 431, or 414 if the request line alone is
-  // too long, or 413 if a chunk extension takes it there.
-  size_t max_header_bytes = 16384;
-  // A body beyond it (by Content-Length or by counting chunks) gets 413.
-  size_t max_body_bytes = 1048576;
-  // More header lines than this get 431; nginx and Node allow about as many
-  // as fit in their byte limits, and no benchmark client sends more than 10.
-  static constexpr size_t kMaxHeaders = 100;
-};
 
 // What one feed hands llhttp's callbacks: where answers go and the bytes
 // being parsed. It lives on the stack of the feed (Session::feed()), and
@@ -135,9 +122,8 @@ struct ReaderCallbacks {
 
 class RequestReader : private llhttp_t {
  public:
-  // The shaping parameters of one request (its query and X-Hello-Shape
-  // values, joined by '&') may be this long; beyond it 400.
-  static constexpr size_t kMaxShapeText = 4096;
+  // The shaping parameters of one request may be this long (http/limits.h).
+  static constexpr size_t kMaxShapeText = hello::kMaxShapeText;
 
   // The parser's callbacks: the reader's, with `on_message_begin` and
   // `on_message_complete` (the session's) at a request's first byte and at

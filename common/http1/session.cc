@@ -3,7 +3,7 @@
 namespace hello {
 
 Session::Session(const ResponseTable& table, Accounting& sink, const Limits& limits, Dice* dice)
-    : RequestReader(table, limits, sink.logs()), sink_(sink), dice_(dice) {
+    : Heart(kTraits), RequestReader(table, limits, sink.logs()), sink_(sink), dice_(dice) {
   HELLO_CHECK(dice != nullptr || !table.shaping());
   reset();
 }

@@ -35,7 +35,14 @@ class Session final : public Heart, private RequestReader {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
+  // Lent per request: between requests the connection holds no session,
+  // and it keeps the header deadline of the request in progress.
+  static constexpr HeartTraits kTraits = {.kept = false, .keeps_time = false};
+
   void reset() override;
+  // A request has begun and is not answered yet (in_request), or its answer
+  // waits (deferred).
+  bool live() const override { return state_ == State::in_request || state_ == State::deferred; }
   // Parses until the input ends, the connection must close, or a request
   // must be answered later (its route has a delay). Once closed, further
   // bytes are ignored.

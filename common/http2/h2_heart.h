@@ -16,21 +16,31 @@ namespace hello {
 
 class H2Heart final : public Heart {
  public:
+  // Kept for the whole connection, and keeping its streams' deadlines.
+  static constexpr HeartTraits kTraits = {.kept = true, .keeps_time = true};
+
   H2Heart(const ResponseTable& table, const H2Setup& setup, Accounting& accounting)
-      : table_(table), setup_(setup), accounting_(accounting) {}
+      : Heart(kTraits), table_(table), setup_(setup), accounting_(accounting) {}
 
   // A new session (its SETTINGS first) for a new connection.
   void reset() override { session_ = std::make_unique<H2Session>(table_, setup_, accounting_); }
+  // The session goes with the connection that ends; the pool keeps the heart.
   void release() override { session_.reset(); }
-  // Fed::partial: some stream is live (a request incomplete, or an answer
-  // not all sent).
+  // Some stream is live (a request incomplete, or an answer not all sent),
+  // as Fed::partial said after the last feed() or resume().
+  bool live() const override { return session_ != nullptr && session_->live() > 0; }
   Fed feed(const char* data, size_t len, std::string& out) override {
     return session_->feed(data, len, out);
   }
   Fed resume(std::string& out) override { return session_->resume(out); }
   Fed upgraded(const Upgrade& u, std::string& out) override { return session_->upgraded(u, out); }
-  // GOAWAY; the connection closes (a graceful stop, the keep-alive timeout).
+  // The session times its streams out itself (resume() closes with
+  // Fed::timeout); asked all the same, it says GOAWAY.
   void time_out(std::string& out) override { session_->go_away(out); }
+  // GOAWAY with the last stream seen (RFC 9113 section 6.8): at a graceful
+  // stop the client opens no more streams, at the keep-alive deadline it
+  // learns why the connection ends.
+  void goodbye(std::string& out) override { session_->go_away(out); }
   void refuse(std::string& out) override { session_->go_away(out); }
 
  private:

@@ -18,6 +18,7 @@
 
 #include "base/pool.h"
 #include "http/heart.h"
+#include "http/limits.h"
 #include "http2/h2_answers.h"
 #include "shaping/shape.h"
 
@@ -33,8 +34,9 @@ struct H2Stream {
   // The fields of an answer made per request: ":status", the persona's,
   // a shape's and its decision.
   static constexpr size_t kMaxFields = 48;
-  // The query's and X-Hello-Shape's shaping text, as HTTP/1 keeps it.
-  static constexpr size_t kMaxShapeText = 4096;
+  // The query's and X-Hello-Shape's shaping text, as HTTP/1 keeps it
+  // (http/limits.h).
+  static constexpr size_t kMaxShapeText = hello::kMaxShapeText;
 
   State state = State::receiving;
   int32_t id = 0;

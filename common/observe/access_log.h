@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "http/limits.h"  // kMaxLoggedTarget
 #include "observe/counter.h"
 
 namespace hello {
@@ -38,10 +39,9 @@ struct LogRecord {
   std::string_view decision;  // JSON only: X-Hello-Shape-Decision's value, if shaped
 };
 
-// The log shows at most this much of a request target (HTTP/1 keeps no
-// more; an HTTP/2 :path is cut here).
-inline constexpr size_t kMaxLoggedTarget = 256;
-// And at most this much of a shaping decision (shaping's kDecisionText).
+// The log shows at most kMaxLoggedTarget bytes of a request target
+// (http/limits.h: a request keeps no more), and at most this much of a
+// shaping decision (shaping's kDecisionText).
 inline constexpr size_t kMaxLoggedDecision = 160;
 
 class LogWriter {

@@ -79,20 +79,12 @@ void Connection::adopt(uv_os_sock_t fd, Protocol protocol) {
 }
 
 // `rc`: how accepting or adopting the socket went (0, or a libuv error).
-// With --tls the connection speaks through a TLS transport over it.
+// The connection speaks through the transport its context makes over the
+// socket; if none can be made, the socket closes.
 void Connection::open_tcp(int rc, Protocol protocol) {
-  Transport* transport = &tcp_;
-  if (rc == 0 && ctx_.tls() != nullptr) {
-    tls_ = ctx_.acquire_tls();
-    if (tls_->wrap(tcp_)) {
-      transport = tls_;
-    } else {
-      ctx_.release_tls(std::exchange(tls_, nullptr));
-      rc = UV_ENOMEM;
-    }
-  }
-  attach(*transport, protocol);
-  if (rc != 0) {
+  if (rc == 0) made_ = ctx_.make_transport(tcp_);
+  attach(made_ != nullptr ? *made_ : tcp_, protocol);
+  if (made_ == nullptr) {
     close();
     return;
   }
@@ -117,7 +109,7 @@ void Connection::attach(Transport& transport, Protocol protocol) {
 void Connection::begin() {
   HELLO_CHECK(heart_ == nullptr && pending_ == nullptr && held_ == nullptr && stream_ == nullptr &&
               !timer_.active());
-  peer_done_ = draining_ = read_since_check_ = clean_end_ = h2_live_ = false;
+  peer_done_ = draining_ = read_since_check_ = clean_end_ = false;
   close_reason_ = CloseReason::none;
   pending_since_ns_ = 0;
   carried_answers_ = 0;
@@ -172,7 +164,7 @@ void Connection::on_closed() {
   release_held();
   release_stream();
   release_heart();
-  if (tls_ != nullptr) ctx_.release_tls(std::exchange(tls_, nullptr));
+  if (made_ != nullptr) ctx_.take_transport(std::exchange(made_, nullptr), tcp_);
   ctx_.release(this);
 }
 
@@ -227,8 +219,7 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
 void Connection::consume(const char* data, size_t len, bool held) {
   if (first_read_) [[unlikely]] {
     first_read_ = false;
-    protocol_ =
-        protocol_at_first_read(protocol_, ctx_.h2(), transport_->negotiated_h2(), {data, len});
+    protocol_ = ctx_.protocol_at_first_read(protocol_, transport_->negotiated_h2(), {data, len});
   }
   bool was_partial = heart_ != nullptr && !between_requests();
   if (pending_since_ns_ == 0) pending_since_ns_ = read_ns_;
@@ -240,7 +231,7 @@ void Connection::consume(const char* data, size_t len, bool held) {
 void Connection::after_feed(const Fed& fed, const char* data, size_t len, bool held,
                             bool was_partial) {
   if (fed.upgrade) [[unlikely]] {
-    switch_to_h2(fed, data, len, held);
+    switch_heart(fed, data, len, held);
     return;
   }
   if (fed.streams()) [[unlikely]] {
@@ -249,22 +240,19 @@ void Connection::after_feed(const Fed& fed, const char* data, size_t len, bool h
   }
   switch (fed.next) {
     case Fed::Next::read:
-      if (protocol_ == Protocol::http2) [[unlikely]] {
-        // The session keeps its streams' deadlines: the timer is its wake-up.
-        h2_live_ = fed.partial;
+      if (heart_->keeps_time()) [[unlikely]] {
+        // The heart keeps its requests' deadlines: the timer is its wake-up.
         wake_at(fed.wake_us);
-        if (!fed.partial) deadline_ = ctx_.now_ms() + ctx_.deadlines().keep_alive_ms;
-        release_held();
-        break;
-      }
-      if (fed.partial) {
+      } else if (fed.partial) {
         // A request began: it has the header timeout from now to complete.
         if (!was_partial || fed.answered > 0) start_header_timer();
       } else {
-        // Between requests an HTTP/1 heart holds nothing worth keeping;
-        // an HTTP/2 one holds the session.
         ctx_.timers().stop(&timer_);
-        if (protocol_ != Protocol::http2) release_heart();
+      }
+      if (!fed.partial) {
+        // Between requests a heart lent per request holds nothing worth
+        // keeping; a kept one holds its session.
+        if (!heart_->kept()) release_heart();
         deadline_ = ctx_.now_ms() + ctx_.deadlines().keep_alive_ms;
       }
       release_held();  // all of it was parsed
@@ -307,23 +295,24 @@ void Connection::after_feed(const Fed& fed, const char* data, size_t len, bool h
   finish_if_done();
 }
 
-// Upgrade: h2c (docs/http2.md): the HTTP/1 heart hands its request to an
-// HTTP/2 one, which answers it as stream 1; what the client sent after it
-// is HTTP/2 (its preface), fed to the new heart.
-void Connection::switch_to_h2(const Fed& fed, const char* data, size_t len, bool held) {
-  Heart* h1 = std::exchange(heart_, nullptr);
-  Protocol was = protocol_;
-  protocol_ = Protocol::http2;
+// The request that ends at fed.consumed switches protocols (Upgrade: h2c,
+// docs/http2.md): the old heart hands its request to a heart of the new
+// protocol, which answers it (HTTP/2: as stream 1); what the client sent
+// after it is in the new protocol (HTTP/2: its preface), fed to the new heart.
+void Connection::switch_heart(const Fed& fed, const char* data, size_t len, bool held) {
+  Heart* old = std::exchange(heart_, nullptr);
+  const Upgrade& upgrade = *old->upgrade();
+  Protocol was = std::exchange(protocol_, ctx_.protocol_after_upgrade(upgrade));
   borrow_heart();
-  Fed h2 = answering().upgraded(*h1->upgrade(), ctx_.output());
-  ctx_.release_heart(was, h1);
+  Fed taken = answering().upgraded(upgrade, ctx_.output());
+  ctx_.release_heart(was, old);
   size_t rest = len - fed.consumed;
-  if (h2.next == Fed::Next::read && rest > 0) {
-    uint32_t answered = h2.answered;
-    h2 = answering().feed(data + fed.consumed, rest, ctx_.output());
-    h2.answered += answered;
+  if (taken.next == Fed::Next::read && rest > 0) {
+    uint32_t answered = taken.answered;
+    taken = answering().feed(data + fed.consumed, rest, ctx_.output());
+    taken.answered += answered;
   }
-  after_feed(h2, data, len, held, true);
+  after_feed(taken, data, len, held, true);
 }
 
 void Connection::note_service(uint32_t answered, bool pending) {
@@ -366,9 +355,10 @@ void Connection::borrow_heart() {
   heart_->reset();
 }
 
+// Released as it goes back (a kept heart lets go of its session only now,
+// at the connection's end).
 void Connection::release_heart() {
   if (heart_ == nullptr) return;
-  if (protocol_ == Protocol::http2) heart_->release();  // its session, once the connection ends
   ctx_.release_heart(protocol_, std::exchange(heart_, nullptr));
 }
 

@@ -14,11 +14,17 @@
 //                                          last answer, then FIN, then the client's FIN
 //   any phase --> closing                  the transport closes; the owner gets it back
 //
+// The connection never asks which protocol or transport it has: its
+// context makes the transport (TCP, or TLS over it) and picks the protocol
+// and its heart; whatever differs between hearts is in the heart's
+// contract (http/heart.h).
+//
 // An idle connection holds little more than its transport: the parser
-// state (a Heart), a write the kernel did not take at once (PendingWrite)
-// and input held behind a waiting answer (HeldInput) are borrowed from the
-// context's pools while they are needed and given back as soon as they are
-// not, as is the state of a body sent by reference (BodyStream).
+// state (a Heart, unless the heart is kept), a write the kernel did not
+// take at once (PendingWrite) and input held behind a waiting answer
+// (HeldInput) are borrowed from the context's pools while they are needed
+// and given back as soon as they are not, as is the state of a body sent
+// by reference (BodyStream).
 #pragma once
 
 #include <uv.h>
@@ -67,9 +73,9 @@ class Connection final {
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
-  // Accepts the pending connection of `server` over TCP and starts
-  // serving it in `protocol`. On failure the connection closes itself and
-  // goes back to its owner.
+  // Accepts the pending connection of `server` and starts serving it in
+  // `protocol`, over the transport the context makes for it. On failure
+  // the connection closes itself and goes back to its owner.
   void accept(uv_stream_t* server, Protocol protocol);
   // The same for a socket accepted outside libuv (at shutdown).
   void adopt(uv_os_sock_t fd, Protocol protocol);
@@ -133,7 +139,8 @@ class Connection final {
   // time_out()): one place for every outcome. `data` and `len` are the
   // input fed, whose unparsed rest is held when an answer waits.
   void after_feed(const Fed& fed, const char* data, size_t len, bool held, bool was_partial);
-  void switch_to_h2(const Fed& fed, const char* data, size_t len, bool held);
+  // Fed::upgrade: the heart of the protocol the request switches to takes over.
+  void switch_heart(const Fed& fed, const char* data, size_t len, bool held);
   // The waiting answer is due.
   void answer_waiting();
   // Sends the body fed.body after the output, keeping the unparsed input.
@@ -154,11 +161,9 @@ class Connection final {
   void borrow_heart();
   void release_heart();
   void say_goodbye();
-  // No request in progress: an HTTP/1 connection holds no heart then; an
-  // HTTP/2 one keeps its session, with no stream live.
-  bool between_requests() const {
-    return heart_ == nullptr || (protocol_ == Protocol::http2 && !h2_live_);
-  }
+  // No request in progress: a heart lent per request is given back then; a
+  // kept one has none live.
+  bool between_requests() const { return heart_ == nullptr || !heart_->live(); }
   void end(bool clean);
   void send_output();
   void write(const std::string& out);
@@ -175,8 +180,8 @@ class Connection final {
   void note_service(uint32_t answered, bool pending);
 
   ConnectionContext& ctx_;
-  Transport* transport_ = nullptr;   // tcp_, or one a test gives
-  Heart* heart_ = nullptr;           // borrowed while a request is in progress or waits
+  Transport* transport_ = nullptr;   // made_, or one a test gives
+  Heart* heart_ = nullptr;           // borrowed while a request is in progress or waits, or kept
   PendingWrite* pending_ = nullptr;  // borrowed while a write is in flight
   HeldInput* held_ = nullptr;        // borrowed while input waits behind an answer
   BodyStream* stream_ = nullptr;     // borrowed while streaming
@@ -187,12 +192,11 @@ class Connection final {
   // first-request deadline; lingering, the end of the wait for the client's FIN.
   uint64_t deadline_ = 0;
   Phase phase_ = Phase::closing;
-  Protocol protocol_ = Protocol::http1;
+  Protocol protocol_{};  // the context's word for which heart to borrow
   // Orthogonal facts: whether the client sent EOF, whether the worker is
   // stopping, and activity for the drain check.
   bool peer_done_ = false;
-  bool first_read_ = false;  // no read consumed yet: --h2 may still choose HTTP/2
-  bool h2_live_ = false;     // HTTP/2: some stream is live (a request or an answer unfinished)
+  bool first_read_ = false;  // no read consumed yet: the protocol may still change
   bool draining_ = false;
   bool read_since_check_ = false;
   // ending: the closing request ended exactly where the input did.
@@ -211,7 +215,7 @@ class Connection final {
   uint8_t peer_length_ = 0;
   uint16_t peer_port_ = 0;
   TcpTransport tcp_;
-  TlsTransport* tls_ = nullptr;  // borrowed with --tls, over tcp_
+  Transport* made_ = nullptr;  // the context's transport for tcp_ (tcp_ or over it), until closed
   // The client's address, for the access log; allocated only with the log.
   std::unique_ptr<char[]> peer_;
 };

@@ -54,8 +54,17 @@ void ConnectionContext::release_write(PendingWrite* w) {
   writes_.release(w);
 }
 
-TlsTransport* ConnectionContext::acquire_tls() {
-  return tlses_.acquire([this] { return std::make_unique<TlsTransport>(*tls_); });
+Transport* ConnectionContext::make_transport(TcpTransport& tcp) {
+  if (tls_ == nullptr) return &tcp;
+  TlsTransport* tls = tlses_.acquire([this] { return std::make_unique<TlsTransport>(*tls_); });
+  if (tls->wrap(tcp)) return tls;
+  tlses_.release(tls);
+  return nullptr;
+}
+
+// Anything but the socket itself is one of the TLS transports lent above.
+void ConnectionContext::take_transport(Transport* t, const TcpTransport& tcp) {
+  if (t != &tcp) tlses_.release(static_cast<TlsTransport*>(t));
 }
 
 BodyStream* ConnectionContext::acquire_stream() {

@@ -2,7 +2,10 @@
 // the loop and its timers, the deadlines, the shared read and output
 // buffers, the accounting sink, and the pools of what a connection needs
 // only for a while. A connection knows its context, never the worker, so
-// a test can give it one of its own.
+// a test can give it one of its own. The context also knows what the
+// connection must not: which transport an accepted socket gets (TCP, or
+// TLS over it), which protocol a connection speaks (server/protocol.h)
+// and which heart serves it.
 #pragma once
 
 #include <uv.h>
@@ -15,6 +18,7 @@
 #include "base/pool.h"
 #include "base/timer_queue.h"
 #include "http/heart.h"
+#include "net/transport.h"
 #include "observe/accounting.h"
 #include "server/protocol.h"
 #include "tls/tls_transport.h"
@@ -90,24 +94,42 @@ class ConnectionContext {
   // Gives a closed connection back to its owner.
   void release(Connection* c) { owner_.release(owner_.data, c); }
 
+  // The protocol of a connection accepted as `at_accept` once its first
+  // read brought `first` (protocol_at_first_read(), with this context's
+  // --h2); `alpn_h2`: its TLS handshake agreed on HTTP/2.
+  Protocol protocol_at_first_read(Protocol at_accept, bool alpn_h2, std::string_view first) const {
+    return hello::protocol_at_first_read(at_accept, h2_, alpn_h2, first);
+  }
+  // The protocol a connection switches to with the request `u` (Fed::upgrade).
+  Protocol protocol_after_upgrade(const Upgrade& u) const {
+    return hello::protocol_after_upgrade(u);
+  }
+
+  // The transport of a socket just accepted into `tcp`: `tcp` itself, or
+  // with --tls a TLS transport over it, lent until take_transport(). Null
+  // if none can be made: the socket is then to be closed, never served in clear.
+  Transport* make_transport(TcpTransport& tcp);
+  // Takes back a transport make_transport() gave for `tcp`, once closed.
+  void take_transport(Transport* t, const TcpTransport& tcp);
+
   // Pools of what a connection needs only while a request is in progress
   // or a write is in flight; they grow to the peak in use and are reused.
+  // A heart of `p`, reset by the caller; given back released (Heart::release()).
   Heart* acquire_heart(Protocol p);
-  void release_heart(Protocol p, Heart* h) { hearts_[static_cast<size_t>(p)].release(h); }
+  void release_heart(Protocol p, Heart* h) {
+    h->release();
+    hearts_[static_cast<size_t>(p)].release(h);
+  }
   PendingWrite* acquire_write();
   void release_write(PendingWrite* w);
   HeldInput* acquire_held();
   void release_held(HeldInput* h);
   BodyStream* acquire_stream();
   void release_stream(BodyStream* s) { streams_.release(s); }
-  // With --tls: what the worker's TLS connections share (null without),
-  // and a TLS transport for each, lent from accept to close.
-  TlsShared* tls() { return tls_; }
+  // With --tls: what the worker's TLS connections share (null without);
+  // make_transport() then lends each a TLS transport from accept to close.
   void use_tls(TlsShared* shared) { tls_ = shared; }
-  TlsTransport* acquire_tls();
-  void release_tls(TlsTransport* t) { tlses_.release(t); }
   // With --h2: a connection may turn to HTTP/2 at its first read.
-  bool h2() const { return h2_; }
   void use_h2(bool on) { h2_ = on; }
 
  private:

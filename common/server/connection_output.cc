@@ -93,12 +93,12 @@ void Connection::on_written(int status) {
     // The client's bytes waited in the socket while we did not read: its
     // deadlines and the drain check start over from now.
     read_since_check_ = true;
-    if (protocol_ == Protocol::http2) {
+    if (heart_ != nullptr && heart_->keeps_time()) {
       wake_heart();  // the rest of its output, and its deadlines from now
       return;
     }
     if (heart_ != nullptr) start_header_timer();
-  } else if (phase_ == Phase::reading && protocol_ == Protocol::http2 && heart_ != nullptr) {
+  } else if (phase_ == Phase::reading && heart_ != nullptr && heart_->keeps_time()) {
     wake_heart();  // the rest of its output
     return;
   }

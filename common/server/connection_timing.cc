@@ -1,6 +1,6 @@
 // A Connection's deadlines: the header timer, the worker's sweep (the
 // keep-alive and send timeouts, the linger after our FIN), the graceful
-// stop, and an HTTP/2 session's wake-ups.
+// stop, and the wake-ups of a heart that keeps its own time (HTTP/2).
 #include <cstdint>
 
 #include "base/check.h"
@@ -12,10 +12,10 @@ void Connection::drain() {
   if (phase_ == Phase::closing || draining_) return;
   draining_ = true;
   read_since_check_ = false;
-  // HTTP/2 says so at once: GOAWAY with the last stream it will answer, so
-  // the client opens no more (RFC 9113 section 6.8).
-  if (protocol_ == Protocol::http2 && heart_ != nullptr && phase_ == Phase::reading) {
-    heart_->time_out(ctx_.output());
+  // A heart that has something to say says it at once (HTTP/2: GOAWAY
+  // with the last stream it will answer, so the client opens no more).
+  if (heart_ != nullptr && phase_ == Phase::reading) {
+    heart_->goodbye(ctx_.output());
     send_output();
   }
   // Already waiting for the client's FIN: wait the shorter time.
@@ -33,7 +33,7 @@ void Connection::on_timer() {
     drip();
     return;
   }
-  if (protocol_ == Protocol::http2) {
+  if (heart_->keeps_time()) {
     wake_heart();
     return;
   }
@@ -47,8 +47,8 @@ void Connection::on_timer() {
   after_feed(fed, nullptr, 0, false, true);
 }
 
-// HTTP/2: the session's next wake-up (Fed::wake_us). Output still being
-// written wakes it once written instead (on_written()).
+// A heart that keeps its own time: its next wake-up (Fed::wake_us). Output
+// still being written wakes it once written instead (on_written()).
 void Connection::wake_at(uint64_t wake_us) {
   if (wake_us == Fed::kNever || (wake_us == 0 && writing()))
     ctx_.timers().stop(&timer_);
@@ -56,8 +56,8 @@ void Connection::wake_at(uint64_t wake_us) {
     ctx_.timers().start(&timer_, wake_us * 1000);
 }
 
-// HTTP/2: what the session waited for has come (a delayed answer, a drip's
-// piece, room for more output, a deadline).
+// What a heart that keeps its own time waited for has come (HTTP/2: a
+// delayed answer, a drip's piece, room for more output, a deadline).
 void Connection::wake_heart() {
   read_ns_ = uv_hrtime();
   Fed fed = answering().resume(ctx_.output());
@@ -106,11 +106,13 @@ void Connection::check_drain(uint64_t now_ms) {
   read_since_check_ = false;
 }
 
-// An HTTP/2 connection closed between requests says so first: GOAWAY with
-// the last stream it saw (RFC 9113 section 6.8). HTTP/1 has nothing to say.
+// A connection closed between requests says so first if its heart has
+// something to say (HTTP/2: GOAWAY with the last stream it saw, RFC 9113
+// section 6.8). A heart lent per request is gone by then: HTTP/1 has
+// nothing to say.
 void Connection::say_goodbye() {
-  if (protocol_ != Protocol::http2 || heart_ == nullptr) return;
-  heart_->time_out(ctx_.output());
+  if (heart_ == nullptr) return;
+  heart_->goodbye(ctx_.output());
   send_output();
 }
 

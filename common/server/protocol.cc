@@ -23,6 +23,10 @@ Protocol protocol_at_first_read(Protocol at_accept, bool h2, bool alpn_h2, std::
   return first.substr(0, n) == kPreface.substr(0, n) ? Protocol::http2 : at_accept;
 }
 
+Protocol protocol_after_upgrade(const Upgrade&) {
+  return Protocol::http2;
+}
+
 std::unique_ptr<Heart> make_heart(Protocol protocol, const ResponseTable& table,
                                   Accounting& accounting, const Limits& limits, Dice* dice,
                                   const H2Setup* h2) {

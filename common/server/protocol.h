@@ -1,8 +1,10 @@
 // Which protocol a connection speaks, chosen in one place: at accept,
 // HTTP/1 or, for a persona that parses nothing (hello-floor), the floor's
-// CRLF CRLF counter; with --h2, HTTP/2 when the first bytes are its
-// preface (prior knowledge). ALPN after a TLS handshake and an h2c Upgrade
-// will choose here too (docs/http2.md).
+// CRLF CRLF counter; with --h2, at the first read, HTTP/2 when its TLS
+// handshake agreed on h2 (ALPN) or when the first bytes are its preface
+// (prior knowledge); and the protocol an HTTP/1 request switches to
+// (Upgrade: h2c). The connection reaches these through its context and
+// never names a protocol itself (docs/http2.md, docs/architecture.md).
 #pragma once
 
 #include <cstddef>
@@ -36,6 +38,10 @@ Protocol protocol_at_accept(const ResponseTable& table);
 // ("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", RFC 9113 section 3.4; no
 // HTTP/1 request begins with "PRI ").
 Protocol protocol_at_first_read(Protocol at_accept, bool h2, bool alpn_h2, std::string_view first);
+
+// The protocol a connection switches to when its heart reports
+// Fed::upgrade with the request `u` (Upgrade: h2c, the only one spoken).
+Protocol protocol_after_upgrade(const Upgrade& u);
 
 // A heart of `protocol` for a worker's connections; `h2` is needed for
 // Protocol::http2.

@@ -13,6 +13,7 @@
 
 #include "base/pool.h"
 #include "base/timer_queue.h"
+#include "http/limits.h"
 #include "http1/session.h"
 #include "http2/h2_answers.h"
 #include "http2/h2_stream.h"

@@ -97,8 +97,10 @@ class TlsTransport final : public Transport {
   bool handshake();
   void failed(int ssl_error);
   void decrypt();
-  // Encrypts from the plaintext not yet taken into shared_.cipher_out,
-  // about kChunk at a time; returns the bytes taken.
+  // Encrypts the plaintext of `bufs` from `from` on into shared_.cipher_out,
+  // at most one record (TlsShared::kRecord) per SSL_write_ex, until
+  // cipher_out holds `limit` bytes or more, or the plaintext ends; returns
+  // the bytes taken.
   size_t encrypt(const uv_buf_t* bufs, unsigned n, size_t from, size_t limit);
   // Sends shared_.cipher_out: what the kernel does not take now is queued
   // behind what already waits. 0 or a libuv error.

@@ -89,5 +89,29 @@ TEST_F(FloorSessionTest, APartialBlankLineIsAPartialRequest) {
   EXPECT_FALSE(fed_.partial) << "no CR seen: nothing to remember";
 }
 
+// The heart contract (http/heart.h): lent per request like HTTP/1's, live
+// exactly while a CRLF CRLF is begun, and nothing to say at any goodbye.
+TEST_F(FloorSessionTest, IsLentPerRequestAndLiveWhileABlankLineIsBegun) {
+  EXPECT_FALSE(floor_.kept());
+  EXPECT_FALSE(floor_.keeps_time());
+  EXPECT_FALSE(floor_.live());
+  feed("GET / HTTP/1.1\r\n\r");
+  EXPECT_TRUE(floor_.live());
+  feed("\n");
+  EXPECT_FALSE(floor_.live());
+  feed("x\r");
+  EXPECT_TRUE(floor_.live());
+  floor_.reset();
+  EXPECT_FALSE(floor_.live()) << "a new connection has no request";
+}
+
+TEST_F(FloorSessionTest, SaysNothingAtGoodbyeOrAtTheDeadline) {
+  feed("GET / HTTP/1.1\r\n");
+  std::string out;
+  floor_.goodbye(out);
+  floor_.time_out(out);
+  EXPECT_EQ(out, "");
+}
+
 }  // namespace
 }  // namespace hello
