@@ -135,9 +135,8 @@ struct ReaderCallbacks {
 
 class RequestReader : private llhttp_t {
  public:
-  // The shaping parameters of one request (its query and X-Hello-Shape
-  // values, joined by '&') may be this long; beyond it 400.
-  static constexpr size_t kMaxShapeText = 4096;
+  // The shaping text of one request may be this long (shaping/shape.h).
+  static constexpr size_t kMaxShapeText = hello::kMaxShapeText;
 
   // The parser's callbacks: the reader's, with `on_message_begin` and
   // `on_message_complete` (the session's) at a request's first byte and at

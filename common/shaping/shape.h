@@ -15,6 +15,10 @@
 
 namespace hello {
 
+// A request's shaping text (its query and X-Hello-Shape values, joined by
+// '&') may be this long, whatever its protocol; beyond it 400.
+inline constexpr size_t kMaxShapeText = 4096;
+
 // Shares are parts per million: 100% is kAllShares.
 inline constexpr uint32_t kAllShares = 1000000;
 
