@@ -1,13 +1,15 @@
 // One answer step for every protocol (docs/architecture.md#the-answer-step):
 // the same shaped requests, sent with the same --seed over HTTP/1.1 and
 // over HTTP/2 (h2c, prior knowledge), get the same decisions in the same
-// order, and the same answers field for field: status, the persona's
+// order, and the same answers field for field (on personas that put a
+// shape's lines in different places): status, the persona's
 // fields with the shape's and the decision in the same places, the body.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cctype>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -89,7 +91,7 @@ const Shaped kRequests[] = {
     {"/?status=503:30,404:20&size=10:40,100:30&header=X-Env:Staging", nullptr},
     {"/json?delay=1ms:20&status=201:50&close=0&reset=0", nullptr},
     {"/?size=5", "status=204:50&header=A-B:1&header=c:two"},
-    {"/json?cb=42", nullptr},
+    {"/?cb=42", nullptr},
     {"/?status=abc", nullptr},
     {"/?drip=10ms&size=64:50&status=500:30", nullptr},
     {"/nope?status=503", nullptr},
@@ -99,13 +101,18 @@ constexpr int kRounds = 25;
 
 std::vector<Heard> over_http1(int port) {
   std::vector<Heard> out;
-  Client c(port);
+  auto c = std::make_unique<Client>(port);
   for (int round = 0; round < kRounds; ++round)
     for (const Shaped& r : kRequests) {
       std::string request = "GET " + std::string(r.target) + " HTTP/1.1\r\nHost: t\r\n";
       if (r.shape != nullptr) request += "X-Hello-Shape: " + std::string(r.shape) + "\r\n";
-      if (!c.send(request + "\r\n")) return out;
-      out.push_back(heard_http1(c.read_response(false, 3s)));
+      if (!c->send(request + "\r\n")) return out;
+      std::string response = c->read_response(false, 3s);
+      // A persona that closes after every answer (flask's): one connection each.
+      if (lower(response.substr(0, response.find("\r\n\r\n"))).find("connection: close") !=
+          std::string::npos)
+        c = std::make_unique<Client>(port);
+      out.push_back(heard_http1(response));
     }
   return out;
 }
@@ -123,10 +130,15 @@ std::vector<Heard> over_http2(int port) {
   return out;
 }
 
-TEST(ShapeProtocols, TheSameSeedGivesTheSameDecisionsOverHttp1AndHttp2) {
+class ShapeProtocols : public ::testing::TestWithParam<const char*> {};
+
+// sanic puts a shape's lines last, flask and spring before the length.
+INSTANTIATE_TEST_SUITE_P(Personas, ShapeProtocols, ::testing::Values("sanic", "flask", "spring"));
+
+TEST_P(ShapeProtocols, TheSameSeedGivesTheSameDecisionsOverHttp1AndHttp2) {
   const std::vector<std::string> flags = {"--h2", "--shape", "--seed", "5", "-w", "1"};
-  ServerProcess one("sanic", flags);
-  ServerProcess two("sanic", flags);
+  ServerProcess one(GetParam(), flags);
+  ServerProcess two(GetParam(), flags);
   std::vector<Heard> http1 = over_http1(one.port());
   std::vector<Heard> http2 = over_http2(two.port());
   size_t n = std::size(kRequests) * kRounds;
