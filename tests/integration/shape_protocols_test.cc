@@ -78,6 +78,10 @@ std::string decision_of(const Heard& h) {
   return "-";
 }
 
+// A bad parameter whose line fills the whole reason (192 bytes): the 400's
+// body is that line and its newline both ways.
+const std::string kLongBadKey = "/?" + std::string(200, 'k') + "%zz=1";
+
 // A target, and an X-Hello-Shape value (or none).
 struct Shaped {
   const char* target;
@@ -85,14 +89,16 @@ struct Shaped {
 };
 
 // Mixes, so that one draw too many or too few shows in every decision
-// after it; a shape's own fields, a 204 without a length, an echo of the
-// route's body, a delay, a drip, a 400, and a request no parameter shapes.
+// after it; a shape's own fields, a 204 without a length, the route's own
+// body, a delay, a drip, two 400s, a 404 that shaping leaves alone, and a
+// request that no parameter shapes.
 const Shaped kRequests[] = {
     {"/?status=503:30,404:20&size=10:40,100:30&header=X-Env:Staging", nullptr},
     {"/json?delay=1ms:20&status=201:50&close=0&reset=0", nullptr},
     {"/?size=5", "status=204:50&header=A-B:1&header=c:two"},
     {"/?cb=42", nullptr},
     {"/?status=abc", nullptr},
+    {kLongBadKey.c_str(), nullptr},
     {"/?drip=10ms&size=64:50&status=500:30", nullptr},
     {"/nope?status=503", nullptr},
     {"/?reset=false&close=0&delay=100us:50", "status=418:50"},
