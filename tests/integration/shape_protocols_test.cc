@@ -6,8 +6,12 @@
 // fields with the shape's and the decision in the same places, the body.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <algorithm>
+
 #include <cctype>
+#include <filesystem>
+#include <fstream>
 #include <iterator>
 #include <memory>
 #include <string>
@@ -19,6 +23,8 @@
 
 namespace hello::test {
 namespace {
+
+namespace fs = std::filesystem;
 
 using Fields = std::vector<std::pair<std::string, std::string>>;
 
@@ -80,7 +86,14 @@ std::string decision_of(const Heard& h) {
 
 // A bad parameter whose line fills the whole reason (192 bytes): the 400's
 // body is that line and its newline both ways.
-const std::string kLongBadKey = "/?" + std::string(200, 'k') + "%zz=1";
+const std::string kLongBadKey = "/hello?" + std::string(200, 'k') + "%zz=1";
+
+// Routes every persona answers the same way: one with a header of its own,
+// one with a shape of its own (docs/routes.md).
+constexpr std::string_view kRoutes = R"({"routes": [
+  {"method": "GET", "path": "/hello", "body": "Hello!!!", "headers": [["X-Route", "1"]]},
+  {"method": "GET", "path": "/shaped", "body": "shaped",
+   "shape": "status=503:30&size=16:50&header=Retry-After:1"}]})";
 
 // A target, and an X-Hello-Shape value (or none).
 struct Shaped {
@@ -90,18 +103,20 @@ struct Shaped {
 
 // Mixes, so that one draw too many or too few shows in every decision
 // after it; a shape's own fields, a 204 without a length, the route's own
-// body, a delay, a drip, two 400s, a 404 that shaping leaves alone, and a
-// request that no parameter shapes.
+// body, a route's own shape, a delay, a drip, two 400s, a 404 that shaping
+// leaves alone, and a request that no parameter shapes.
 const Shaped kRequests[] = {
-    {"/?status=503:30,404:20&size=10:40,100:30&header=X-Env:Staging", nullptr},
+    {"/hello?status=503:30,404:20&size=10:40,100:30&header=X-Env:Staging", nullptr},
     {"/json?delay=1ms:20&status=201:50&close=0&reset=0", nullptr},
-    {"/?size=5", "status=204:50&header=A-B:1&header=c:two"},
-    {"/?cb=42", nullptr},
-    {"/?status=abc", nullptr},
+    {"/hello?size=5", "status=204:50&header=A-B:1&header=c:two"},
+    {"/hello?cb=42", nullptr},
+    {"/shaped", nullptr},
+    {"/shaped?cb=42", "status=202:50"},
+    {"/hello?status=abc", nullptr},
     {kLongBadKey.c_str(), nullptr},
-    {"/?drip=10ms&size=64:50&status=500:30", nullptr},
+    {"/hello?drip=10ms&size=64:50&status=500:30", nullptr},
     {"/nope?status=503", nullptr},
-    {"/?reset=false&close=0&delay=100us:50", "status=418:50"},
+    {"/hello?reset=false&close=0&delay=100us:50", "status=418:50"},
 };
 constexpr int kRounds = 25;
 
@@ -136,13 +151,26 @@ std::vector<Heard> over_http2(int port) {
   return out;
 }
 
-class ShapeProtocols : public ::testing::TestWithParam<const char*> {};
+class ShapeProtocols : public ::testing::TestWithParam<std::string> {};
 
-// sanic puts a shape's lines last, flask and spring before the length.
-INSTANTIATE_TEST_SUITE_P(Personas, ShapeProtocols, ::testing::Values("sanic", "flask", "spring"));
+// Every framework persona of servers/personas.txt: each puts a shape's
+// lines in its own place (sanic last, flask and spring before the length).
+std::vector<std::string> frameworks() {
+  std::vector<std::string> names;
+  for (const PersonaInfo& p : read_personas())
+    if (p.kind == "framework") names.push_back(p.name);
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Personas, ShapeProtocols, ::testing::ValuesIn(frameworks()),
+                         [](const auto& info) { return info.param; });
 
 TEST_P(ShapeProtocols, TheSameSeedGivesTheSameDecisionsOverHttp1AndHttp2) {
-  const std::vector<std::string> flags = {"--h2", "--shape", "--seed", "5", "-w", "1"};
+  fs::path routes = fs::temp_directory_path() /
+                    ("shape-protocols-" + std::to_string(getpid()) + "-" + GetParam() + ".json");
+  std::ofstream(routes) << kRoutes;
+  const std::vector<std::string> flags = {"--h2", "--shape", "--seed",   "5",
+                                          "-w",   "1",       "--routes", routes.string()};
   ServerProcess one(GetParam(), flags);
   ServerProcess two(GetParam(), flags);
   std::vector<Heard> http1 = over_http1(one.port());
@@ -165,10 +193,11 @@ TEST_P(ShapeProtocols, TheSameSeedGivesTheSameDecisionsOverHttp1AndHttp2) {
     kinds.push_back(http1[i].status);
   }
   // The mixes were drawn both ways: every status they allow came up.
-  for (const char* status : {"200", "201", "204", "400", "404", "418", "500", "503"})
+  for (const char* status : {"200", "201", "202", "204", "400", "404", "418", "500", "503"})
     EXPECT_NE(std::find(kinds.begin(), kinds.end(), status), kinds.end()) << status;
   EXPECT_EQ(one.stop(), 0);
   EXPECT_EQ(two.stop(), 0);
+  fs::remove(routes);
 }
 
 }  // namespace
