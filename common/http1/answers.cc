@@ -5,7 +5,6 @@
 // common case, a route's prebuilt answer, is inlined into llhttp's
 // callback for the request's end, which is why that callback lives here.
 #include <charconv>
-#include <cstring>
 #include <string_view>
 
 #include "http1/session.h"

@@ -4,8 +4,6 @@
 // (persona/answer.h) decides, as it does for HTTP/1; this file only writes
 // its answer as HTTP/2 fields, made from the persona's templates
 // (http2/h2_answer_fields.h).
-#include <cstring>
-
 #include "base/check.h"
 #include "http2/h2_session.h"
 #include "persona/json_echo.h"
