@@ -5,7 +5,6 @@
 // common case, a route's prebuilt answer, is inlined into llhttp's
 // callback for the request's end, which is why that callback lives here.
 #include <charconv>
-#include <cstring>
 #include <string_view>
 
 #include "http1/session.h"
@@ -76,69 +75,25 @@ HELLO_CALLBACK int Session::on_message_complete(std::string& out) {
 }
 
 // A request to a route of a table whose answers may wait or be shaped:
-// kAnswerAsUsual if this one neither waits nor is shaped.
+// the answer step decides; kAnswerAsUsual if it neither waits nor is shaped.
 [[gnu::noinline]] int Session::complete_routed(std::string& out, Variant v, bool head,
                                                bool keep_alive) {
-  if (table_.shaping()) return complete_shaped(out, v, head, keep_alive);
-  return complete_waiting(v, head, keep_alive);
-}
-
-// A route with a delay is answered later (defer()).
-int Session::complete_waiting(Variant v, bool head, bool keep_alive) {
-  uint64_t delay = table_.delay_us(request_.route);
-  if (delay == 0) return kAnswerAsUsual;
-  return defer(delay, v, head, keep_alive, false);
-}
-
-// The request's own parameters if it has any, else the route's shape or
-// the default; a request none of them shapes is answered as usual.
-int Session::complete_shaped(std::string& out, Variant v, bool head, bool keep_alive) {
-  if (request_.shape.length > 0 || request_.shape.overflow) [[unlikely]]
-    return complete_with_parameters(out, v, head, keep_alive);
-  current_shape_ = table_.shape_of(request_.route);
-  if (current_shape_ == nullptr) return complete_waiting(v, head, keep_alive);
-  return complete_by_shape(out, v, head, keep_alive);
-}
-
-// The request carries shaping text: its parameters, or 400.
-[[gnu::noinline]] int Session::complete_with_parameters(std::string& out, Variant v, bool head,
-                                                        bool keep_alive) {
-  shape_.clear();
-  ShapeError error;
-  bool ok;
-  if (request_.shape.overflow) {
-    static_assert(kMaxShapeText == 4096);
-    constexpr std::string_view kTooLong = "shaping parameters: over 4096 bytes";
-    memcpy(error.text, kTooLong.data(), kTooLong.size());
-    error.length = kTooLong.size();
-    ok = false;
-  } else {
-    ok = parse_shape(shape_text(), request_.shape.length, table_.shape_limits(), shape_, error);
+  AnswerFacts facts{request_.route, shape_text(), request_.shape.length, request_.shape.overflow};
+  decide_answer(table_, dice_, facts, shape_, answer_);
+  switch (answer_.kind) {
+    case Answer::Kind::refused:
+      answer_with(out, table_.bad_request(v), answer_.reason(), head,
+                  Answered::Shaping::bad_parameters);
+      return after_answer(keep_alive);
+    case Answer::Kind::shaped:
+      if (answer_.delay_us > 0) return defer(answer_.delay_us, v, head, keep_alive, true);
+      if (answer_shaped(out, v, head)) keep_alive = false;
+      return after_answer(keep_alive);
+    case Answer::Kind::usual:
+      break;
   }
-  if (!ok) {
-    // The request asked for something wrong: 400, and the connection goes on.
-    char line[sizeof error.text + 1];
-    memcpy(line, error.text, error.length);
-    line[error.length] = '\n';
-    answer_with(out, table_.bad_request(v), {line, error.length + 1}, head,
-                Answered::Shaping::bad_parameters);
-    return after_answer(keep_alive);
-  }
-  // Only unknown parameters: as if it carried none.
-  current_shape_ = shape_.any() ? &shape_ : table_.shape_of(request_.route);
-  if (current_shape_ == nullptr) return complete_waiting(v, head, keep_alive);
-  return complete_by_shape(out, v, head, keep_alive);
-}
-
-// Decides what current_shape_ does to this answer; answers now, or defers.
-[[gnu::noinline]] int Session::complete_by_shape(std::string& out, Variant v, bool head,
-                                                 bool keep_alive) {
-  decision_ = dice_->decide(*current_shape_);
-  // The rest of a delay mix, like the rest of any mix, is the route's own.
-  if (!decision_.delayed) decision_.delay_us = table_.delay_us(request_.route);
-  if (decision_.delay_us > 0) return defer(decision_.delay_us, v, head, keep_alive, true);
-  if (answer_shaped(out, v, head)) keep_alive = false;
-  return after_answer(keep_alive);
+  if (answer_.delay_us == 0) return kAnswerAsUsual;
+  return defer(answer_.delay_us, v, head, keep_alive, false);
 }
 
 bool Session::answer_deferred(std::string& out) {
@@ -147,52 +102,44 @@ bool Session::answer_deferred(std::string& out) {
 }
 
 bool Session::answer_shaped(std::string& out, Variant v, bool head) {
-  const Decision& d = decision_;
-  const Shape& shape = *current_shape_;
-  if (d.reset) {
+  int route = request_.route;
+  ShapedAnswer a =
+      shape_answer(table_, answer_, route, request_.echo ? &body_ : nullptr, decision_text_);
+  if (a.kind == ShapedAnswer::Kind::reset) {
     // No answer at all: the connection resets.
-    Answered a;
-    a.shaping = Answered::Shaping::reset;
-    sink_.answered(a);
+    Answered reset;
+    reset.shaping = Answered::Shaping::reset;
+    sink_.answered(reset);
     stream_.reset = true;
     return true;
   }
   bool http11 = v == Variant::keep_alive_11 || v == Variant::close_11;
-  if (d.close) v = variant_of(http11, false);
-  int route = request_.route;
-  uint16_t status = d.status != 0 ? d.status : table_.status(route);
-  std::string_view text;
-  if (request_.echo && !d.sized) {
-    EchoResult echo = echo_json(body_);
-    if (!echo.ok) {
-      // The echo's 400 for a body that is not JSON is not shaped.
-      answer_with(out, table_.bad_request(v), echo.text, head);
-      return d.close;
-    }
-    text = echo.text;
-  } else if (!d.sized) {
-    text = table_.content(route);
+  if (a.close) v = variant_of(http11, false);
+  if (a.kind == ShapedAnswer::Kind::not_json) {
+    answer_with(out, table_.bad_request(v), a.text, head);
+    return a.close;
   }
-  uint64_t length =
-      table_.append_decided_head(out, route, v, status, shape, d, text.size(), decision_text_);
-  if (!head && length > 0) {
-    if (d.sized) {
-      stream_.body = {pattern_bytes(), kPatternBytes, length};
-    } else if (d.drip_us > 0) {
+  table_.append_shaped_head(out, route, v, a.status, a.length, *answer_.shape,
+                            decision_text_.view());
+  if (!head && a.length > 0) {
+    if (a.sized) {
+      stream_.body = {pattern_bytes(), kPatternBytes, a.length};
+    } else if (a.drip_us > 0) {
       // Sent piece by piece later: the echo's text must outlive the next
       // request's, so the session keeps a copy.
+      std::string_view text = a.text;
       if (request_.echo) {
         body_.assign(text);
         text = body_;
       }
       stream_.body = {text.data(), text.size(), text.size()};
     } else {
-      out.append(text);
+      out.append(a.text);
     }
-    stream_.drip_us = d.drip_us;
+    stream_.drip_us = a.drip_us;
   }
-  note_status(status, head ? 0 : length, Answered::Kind::request, Answered::Shaping::shaped);
-  return d.close;
+  note_status(a.status, head ? 0 : a.length, Answered::Kind::request, Answered::Shaping::shaped);
+  return a.close;
 }
 
 HELLO_CALLBACK bool Session::answer_request(std::string& out, Variant v, bool head) {

@@ -19,6 +19,7 @@
 #include "http/heart.h"
 #include "http1/request_reader.h"
 #include "observe/accounting.h"
+#include "persona/answer.h"
 #include "persona/response_table.h"
 #include "shaping/shape.h"
 
@@ -71,16 +72,12 @@ class Session final : public Heart, private RequestReader {
   void on_message_begin();
   int on_message_complete(std::string& out);
   // A complete request to a route of a table whose answers may wait or be
-  // shaped: answered now or deferred. Each returns what
-  // on_message_complete() returns, or kAnswerAsUsual for a request that
-  // neither waits nor is shaped (on_message_complete() answers it).
+  // shaped: the answer step (persona/answer.h) decides, and the answer is
+  // written now or deferred. Returns what on_message_complete() returns,
+  // or kAnswerAsUsual for a request that neither waits nor is shaped
+  // (on_message_complete() answers it).
   static constexpr int kAnswerAsUsual = -1;
   int complete_routed(std::string& out, Variant v, bool head, bool keep_alive);
-  int complete_shaped(std::string& out, Variant v, bool head, bool keep_alive);
-  int complete_with_parameters(std::string& out, Variant v, bool head, bool keep_alive);
-  int complete_by_shape(std::string& out, Variant v, bool head, bool keep_alive);
-  // Defers the answer if the route has a delay: HPE_PAUSED, or kAnswerAsUsual.
-  int complete_waiting(Variant v, bool head, bool keep_alive);
   // Parsing stops here: the answer waits `delay_us`.
   int defer(uint64_t delay_us, Variant v, bool head, bool keep_alive, bool shaped);
   // Enters idle or closed after an answer; the value for llhttp.
@@ -94,8 +91,8 @@ class Session final : public Heart, private RequestReader {
   // the 404, 405 or 417 the request earned) in variant `v`. True if that
   // answer ends the connection (a body framed by the close).
   bool answer_request(std::string& out, Variant v, bool head);
-  // The shaped answer (decision_ by current_shape_): appended, or left
-  // for the connection to send (stream_). True if it ends the connection.
+  // The shaped answer (answer_): appended, or left for the connection to
+  // send (stream_). True if it ends the connection.
   bool answer_shaped(std::string& out, Variant v, bool head);
   // A JSON echo route: the body parsed, and sent back minified (or 400).
   void answer_echo(std::string& out, Variant v);
@@ -136,10 +133,9 @@ class Session final : public Heart, private RequestReader {
 
   // Shaping (docs/shaping.md). Off unless the table shapes answers.
   Dice* dice_;
-  Shape shape_;                           // parsed from the request's shaping text
-  const Shape* current_shape_ = nullptr;  // what shapes the answer: shape_, a route's, the default
-  Decision decision_;
-  DecisionText decision_text_;  // decision_'s header value, for the log
+  Shape shape_;                 // parsed from the request's shaping text
+  Answer answer_;               // what the answer step decided for the last such request
+  DecisionText decision_text_;  // the shaped answer's decision header value, for the log
   // What the connection must do for the last answer of this feed() or
   // resume(): a body to send by reference, a reset.
   struct Stream {

@@ -1,5 +1,5 @@
 // The session's nghttp2 side: its callbacks, the bytes in and out, and the
-// times it waits for. What a stream is answered with is in h2_answer.cc.
+// times it waits for. What a stream is answered with is in h2_session_answer.cc.
 #include "http2/h2_session.h"
 
 #include <algorithm>
@@ -223,14 +223,13 @@ void H2Stream::begin(int32_t stream_id, uint64_t now_ns) {
   body_bytes = 0;
   begun_ns = now_ns;
   due_ns = 0;
-  current_shape = nullptr;
+  answer.kind = Answer::Kind::usual;
   fields = nullptr;
   field_count = 0;
   status = 0;
   source = {};
   sent = due = 0;
-  drip_start_ns = drip_ns = 0;
-  pieces = pieces_due = 0;
+  drip = {};
 }
 
 H2Session::H2Session(const ResponseTable& table, const H2Setup& setup, Accounting& accounting)
@@ -471,12 +470,9 @@ void H2Session::wake_due(uint64_t now) {
           if (progress_ns_ != 0 && now >= progress_ns_ + setup_.send_timeout_ns)
             timed_out_ = Fed::Timeout::send;
         } else if (s->sent < s->source.length && now >= s->due_ns) {
-          uint64_t elapsed = now - s->drip_start_ns;
-          uint64_t due = std::min<uint64_t>(s->pieces, elapsed * s->pieces / s->drip_ns);
-          s->pieces_due = static_cast<uint32_t>(std::max<uint64_t>(due, s->pieces_due + 1));
-          s->due = s->source.length * s->pieces_due / s->pieces;
-          s->due_ns =
-              s->drip_start_ns + (s->drip_ns * (s->pieces_due + 1) + s->pieces - 1) / s->pieces;
+          // Due at due_ns: at least one more piece is due now.
+          s->due = s->drip.advance(now, s->source.length);
+          s->due_ns = s->drip.next_due_ns();
           nghttp2_session_resume_data(session_, s->id);
         }
         break;

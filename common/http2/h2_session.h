@@ -2,7 +2,7 @@
 // out, through nghttp2 1.52, whose memory is the worker's recycled blocks
 // (base/recycled.h). Each stream is answered on its own (http2/h2_stream.h):
 // at once when its request ends, with the persona's answer in HTTP/2 form
-// (http2/h2_answers.h), or later (a delay, a drip), while the others go on:
+// (http2/h2_answer_fields.h), or later (a delay, a drip), while the others go on:
 // streams never wait for each other. It knows nothing of sockets, as the
 // HTTP/1 heart does not; what it waits for it says in Fed::wake_us.
 #pragma once
@@ -14,7 +14,7 @@
 
 #include "base/pool.h"
 #include "http/heart.h"
-#include "http2/h2_answers.h"
+#include "http2/h2_answer_fields.h"
 #include "http2/h2_limits.h"
 #include "http2/h2_stream.h"
 #include "observe/accounting.h"
@@ -67,10 +67,10 @@ class H2Session {
  private:
   friend struct H2Callbacks;
 
-  // Streams (h2_answer.cc).
+  // Streams (h2_session_answer.cc).
   void request_ended(H2Stream& s);
   void answer(H2Stream& s);
-  void answer_made(H2Stream& s, const PreparedResponse& r, std::string_view body);
+  void answer_made(H2Stream& s, const H2Answer& t, std::string_view body);
   void answer_shaped(H2Stream& s);
   void submit(H2Stream& s, bool with_body);
   void count(const H2Stream& s, uint64_t body_bytes, Answered::Shaping shaping);

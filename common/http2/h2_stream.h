@@ -19,7 +19,9 @@
 #include "base/pool.h"
 #include "http/heart.h"
 #include "http/limits.h"
-#include "http2/h2_answers.h"
+#include "http2/h2_answer_fields.h"
+#include "persona/answer.h"
+#include "shaping/drip.h"
 #include "shaping/shape.h"
 
 namespace hello {
@@ -53,14 +55,14 @@ struct H2Stream {
   uint64_t begun_ns = 0;        // receiving: when its HEADERS came
   uint64_t due_ns = 0;          // waiting: its answer; sending a drip: its next piece
   Shape shape;                  // parsed from shape_text
-  const Shape* current_shape = nullptr;
-  Decision decision;
+  Answer answer;                // what the answer step decided (persona/answer.h)
 
-  // The answer: a prebuilt one's fields, or fields made into `head`.
+  // The answer: a prebuilt one's fields, or `own`, made from a template
+  // (make_fields()), which point into `field_bytes`.
   const nghttp2_nv* fields = nullptr;
   size_t field_count = 0;
-  std::string head;  // a per-request answer's HTTP/1.1 head, which `own` points into
-  std::string text;  // its body when made per request (an echo's)
+  std::string field_bytes;  // a per-request answer's status, length, shape fields, decision
+  std::string text;         // its body when made per request (an echo's, a 400's)
   nghttp2_nv own[kMaxFields];
   uint16_t status = 0;
   // The body: byte i is source.base[i % source.period]; `due` of its
@@ -68,10 +70,7 @@ struct H2Stream {
   BodySource source;
   uint64_t sent = 0;
   uint64_t due = 0;
-  uint64_t drip_start_ns = 0;
-  uint64_t drip_ns = 0;
-  uint32_t pieces = 0;
-  uint32_t pieces_due = 0;
+  Drip drip;  // a dripped body's timing (shaping/drip.h)
 
   // The session's streams, live (receiving to done) in one list.
   H2Stream* prev = nullptr;
@@ -79,7 +78,7 @@ struct H2Stream {
 
   // Starts over for a new stream `id` that began at `now_ns`.
   void begin(int32_t stream_id, uint64_t now_ns);
-  bool dripping() const { return drip_ns > 0; }
+  bool dripping() const { return drip.active(); }
 };
 
 // Monotonic nanoseconds (CLOCK_MONOTONIC, as uv_hrtime()).

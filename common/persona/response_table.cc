@@ -273,16 +273,6 @@ size_t ResponseTable::append_shaped_head(std::string& out, int route, Variant v,
   return out.size() - begin;
 }
 
-uint64_t ResponseTable::append_decided_head(std::string& out, int route, Variant v, uint16_t status,
-                                            const Shape& shape, const Decision& d,
-                                            uint64_t text_length, DecisionText& text) const {
-  bool bodyless = status == 204 || status == 304;
-  uint64_t length = bodyless ? 0 : d.sized ? d.size : text_length;
-  text.length = format_decision(shape, d, status, length, text.bytes);
-  append_shaped_head(out, route, v, status, length, shape, text.view());
-  return length;
-}
-
 // The 405 of `path`: the persona's Allow line, in its spelling and with its
 // separator, listing every method of the path (and HEAD with GET where the
 // persona answers HEAD). Every route of the path points at it.

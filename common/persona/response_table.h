@@ -146,13 +146,12 @@ class ResponseTable {
   size_t append_shaped_head(std::string& out, int route, Variant v, uint16_t status,
                             uint64_t body_length, const Shape& shape,
                             std::string_view decision) const;
-  // The same for `decision`'s answer of `status` to `route`: the body's
-  // length (none for 204 and 304; `decision`'s size, or the `text_length`
-  // of the body it keeps) and the decision header's text, made into `text`.
-  // Returns the body's length. HTTP/1 and HTTP/2 shape through it.
-  uint64_t append_decided_head(std::string& out, int route, Variant v, uint16_t status,
-                               const Shape& shape, const Decision& decision, uint64_t text_length,
-                               DecisionText& text) const;
+  // The template a shaped answer of `route` in variant `v` is made from
+  // (only while shaping()): its head, with the offsets of its holes.
+  const PreparedResponse& shaped(int route, Variant v) const {
+    HELLO_CHECK(static_cast<uint32_t>(route) < route_count_ && !shaped_.empty());
+    return shaped_[route * kVariants + static_cast<int>(v)];
+  }
   // The answer of route `index`; with `head`, the answer to HEAD, which for a
   // body without a length is an entry of its own (the head alone, without
   // a framing line), else the same entry, whose head_length bytes are sent.

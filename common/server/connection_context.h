@@ -21,6 +21,7 @@
 #include "net/transport.h"
 #include "observe/accounting.h"
 #include "server/protocol.h"
+#include "shaping/drip.h"
 #include "tls/tls_transport.h"
 
 namespace hello {
@@ -47,12 +48,9 @@ struct HeldInput {
 // A body sent by reference (the streaming phase), and how far it has gone.
 struct BodyStream {
   BodySource source;
-  uint64_t sent = 0;  // bytes handed to the kernel or to a write
-  uint64_t due = 0;   // bytes that may be sent by now
-  uint64_t start_ns = 0;
-  uint64_t drip_ns = 0;  // 0: all at once
-  uint32_t pieces = 1;   // a drip's pieces, and how many are due
-  uint32_t pieces_due = 0;
+  uint64_t sent = 0;    // bytes handed to the kernel or to a write
+  uint64_t due = 0;     // bytes that may be sent by now
+  Drip drip;            // its timing; inactive: all at once
   bool closes = false;  // the connection ends after it
   bool clean_end = false;
 };

@@ -11,9 +11,6 @@ namespace hello {
 
 namespace {
 
-// A drip sends a piece about this often (docs/shaping.md).
-constexpr uint64_t kDripPieceNs = 10 * 1000000;
-
 // One write hands the kernel at most this many pieces of a body.
 constexpr int kStreamBufs = 16;
 
@@ -38,10 +35,7 @@ void Connection::start_stream(const Fed& fed, const char* data, size_t len, bool
   if (fed.drip_us == 0) {
     s.due = fed.body.length;
   } else {
-    s.start_ns = uv_hrtime();
-    s.drip_ns = fed.drip_us * 1000;
-    s.pieces = static_cast<uint32_t>(
-        std::min<uint64_t>(fed.body.length, std::max<uint64_t>(1, s.drip_ns / kDripPieceNs)));
+    s.drip.start(uv_hrtime(), fed.drip_us, fed.body.length);
   }
   // The requests answered so far are timed as their output is handed over
   // (a streamed body's head with them; the body follows).
@@ -124,21 +118,12 @@ void Connection::pump_stream(std::string* head) {
     return;
   }
   // A drip between pieces: the next one on the timer.
-  if (s.sent == s.due && !timer_.active()) {
-    uint64_t next = s.pieces_due + 1;
-    uint64_t due_ns = s.start_ns + (s.drip_ns * next + s.pieces - 1) / s.pieces;
-    ctx_.timers().start_at(&timer_, due_ns);
-  }
+  if (s.sent == s.due && !timer_.active()) ctx_.timers().start_at(&timer_, s.drip.next_due_ns());
 }
 
 void Connection::drip() {
   BodyStream& s = *stream_;
-  uint64_t elapsed = uv_hrtime() - s.start_ns;
-  uint64_t due = std::min<uint64_t>(s.pieces, elapsed * s.pieces / s.drip_ns);
-  if (due > s.pieces_due) {
-    s.pieces_due = static_cast<uint32_t>(due);
-    s.due = s.source.length * due / s.pieces;
-  }
+  s.due = s.drip.advance(uv_hrtime(), s.source.length);
   pump_stream(nullptr);
 }
 

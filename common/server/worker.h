@@ -15,7 +15,7 @@
 #include "base/timer_queue.h"
 #include "http/limits.h"
 #include "http1/session.h"
-#include "http2/h2_answers.h"
+#include "http2/h2_answer_fields.h"
 #include "http2/h2_stream.h"
 #include "net/listener.h"
 #include "observe/access_log.h"

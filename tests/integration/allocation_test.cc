@@ -69,8 +69,8 @@ struct H2TestClient {
     nghttp2_submit_settings(session, NGHTTP2_FLAG_NONE, nullptr, 0);
   }
   ~H2TestClient() { nghttp2_session_del(session); }
-  std::string requests(int n) {
-    auto fields = test::h2_request("GET", "/");
+  std::string requests(int n, const char* path = "/") {
+    auto fields = test::h2_request("GET", path);
     for (int i = 0; i < n; ++i)
       nghttp2_submit_request(session, nullptr, fields.data(), fields.size(), nullptr, nullptr);
     return test::h2_queued(session);
@@ -111,6 +111,47 @@ TEST(Allocation, TheHttp2SessionAllocatesNothingPerRequest) {
   EXPECT_EQ(counted, 0u);
   EXPECT_EQ(stats.requests.get(), 3200u + 8000u + 500u);
   EXPECT_EQ(stats.responses_2xx.get(), stats.requests.get());
+}
+
+// Shaped answers in the HTTP/2 session: fields made per request from the
+// persona's templates (status, length, a shape's fields, the decision),
+// pattern bodies, and 400s for a bad parameter.
+TEST(Allocation, ShapedAnswersAllocateNothingPerRequestInTheHttp2Session) {
+  TableOptions options;
+  options.shape = true;
+  ResponseTable table(test::kTestPersona, options);
+  H2Answers answers(table);
+  WorkerStats stats;
+  Accounting sink(stats);
+  Dice dice(1);
+  H2Setup setup{&answers, &dice};
+  H2Session session(table, setup, sink);
+  H2TestClient client;
+  std::string out;
+  out.reserve(256 * 1024);
+  const char* kPaths[] = {
+      "/?status=503:20,404:5,204:5&size=2000:50,64:10&close=0&header=X-A:b&header=X-C:d%20e",
+      "/json?status=201&size=10:50", "/?status=99"};
+  uint64_t counted = 0;
+  auto run = [&](int rounds, bool count) {
+    for (int r = 0; r < rounds; ++r)
+      for (const char* path : kPaths) {
+        std::string in = client.requests(4, path);
+        out.clear();
+        bool open = true;
+        uint64_t n = allocations_in(
+            [&] { open = session.feed(in.data(), in.size(), out).next != Fed::Next::close; });
+        ASSERT_TRUE(open);
+        if (count) counted += n;
+        client.input(out);
+      }
+  };
+  run(100, false);  // warm-up
+  run(1000, true);
+  RecordProperty("allocations", std::to_string(counted));
+  EXPECT_EQ(counted, 0u);
+  EXPECT_EQ(stats.shaped.get(), 2u * 4u * 1100u);
+  EXPECT_EQ(stats.shape_errors.get(), 4u * 1100u);
 }
 
 // The JSON echo of a route file: a ~1 KiB document, with Content-Length and

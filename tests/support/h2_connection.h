@@ -30,6 +30,8 @@ struct Piece {
 
 struct Stream {
   std::map<std::string, std::string> fields;
+  // The same fields in the order they came.
+  std::vector<std::pair<std::string, std::string>> field_list;
   std::string body;
   bool ended = false;
   std::chrono::steady_clock::time_point ended_at;  // when its END_STREAM was read
@@ -78,6 +80,14 @@ class H2Connection {
 
   int32_t get(const char* path) {
     auto fields = h2_request("GET", path);
+    return nghttp2_submit_request(session_, nullptr, fields.data(), fields.size(), nullptr,
+                                  nullptr);
+  }
+  // A GET with an x-hello-shape field of `shape` (docs/shaping.md).
+  int32_t get(const char* path, const char* shape) {
+    auto request = h2_request("GET", path);
+    std::vector<nghttp2_nv> fields(request.begin(), request.end());
+    fields.push_back(h2_field("x-hello-shape", shape));
     return nghttp2_submit_request(session_, nullptr, fields.data(), fields.size(), nullptr,
                                   nullptr);
   }
@@ -159,8 +169,11 @@ class H2Connection {
   static H2Connection& of(void* p) { return *static_cast<H2Connection*>(p); }
   static int on_header(nghttp2_session*, const nghttp2_frame* f, const uint8_t* n, size_t nl,
                        const uint8_t* v, size_t vl, uint8_t, void* p) {
-    of(p).streams[f->hd.stream_id].fields[std::string(reinterpret_cast<const char*>(n), nl)] =
-        std::string(reinterpret_cast<const char*>(v), vl);
+    Stream& s = of(p).streams[f->hd.stream_id];
+    std::string name(reinterpret_cast<const char*>(n), nl);
+    std::string value(reinterpret_cast<const char*>(v), vl);
+    s.fields[name] = value;
+    s.field_list.emplace_back(std::move(name), std::move(value));
     return 0;
   }
   static int on_data(nghttp2_session*, uint8_t, int32_t id, const uint8_t* d, size_t n, void* p) {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "http1/session.h"
-#include "http2/h2_answers.h"
+#include "http2/h2_answer_fields.h"
 #include "http2/h2_stream.h"
 #include "http_bytes.h"
 #include "server/connection.h"

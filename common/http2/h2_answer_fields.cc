@@ -1,0 +1,182 @@
+#include "http2/h2_answer_fields.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+
+#include "base/check.h"
+
+namespace hello {
+
+namespace {
+
+bool connection_specific(std::string_view lower) {
+  for (std::string_view n :
+       {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"})
+    if (lower == n) return true;
+  return false;
+}
+
+// The body of a chunked HTTP/1.1 message: the chunks' data, in order.
+std::string dechunk(std::string_view in) {
+  std::string out;
+  while (!in.empty()) {
+    size_t eol = in.find("\r\n");
+    if (eol == std::string_view::npos) break;
+    size_t n = std::strtoul(std::string(in.substr(0, eol)).c_str(), nullptr, 16);
+    if (n == 0) break;
+    out.append(in.substr(eol + 2, n));
+    in.remove_prefix(std::min(in.size(), eol + 2 + n + 2));
+  }
+  return out;
+}
+
+nghttp2_nv field(std::string_view name, std::string_view value) {
+  return {reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
+          reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())), name.size(), value.size(),
+          NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE};
+}
+
+// Calls `field(name_at, name_len, value_at, value_len)` for each header
+// line of an HTTP/1.1 head (past its status line, to its blank line), the
+// value without leading spaces. Only at startup: an answer is never
+// turned from an HTTP/1 head into fields per request.
+template <typename Field>
+void each_field(std::string_view head, Field field) {
+  size_t at = head.find("\r\n") + 2;  // past the status line
+  while (at < head.size()) {
+    size_t eol = head.find("\r\n", at);
+    if (eol == at || eol == std::string_view::npos) break;
+    size_t line = at;
+    at = eol + 2;
+    size_t colon = head.find(':', line);
+    if (colon == std::string_view::npos || colon > eol) continue;
+    size_t value = colon + 1;
+    while (value < eol && (head[value] == ' ' || head[value] == '\t')) ++value;
+    field(line, colon - line, value, eol - value);
+  }
+}
+
+size_t append_number(std::string& out, uint64_t n) {
+  char digits[20];
+  size_t length =
+      static_cast<size_t>(std::to_chars(digits, digits + sizeof digits, n).ptr - digits);
+  out.append(digits, length);
+  return length;
+}
+
+}  // namespace
+
+H2Answer H2Answers::convert(const PreparedResponse& r) {
+  H2Answer a;
+  std::string_view bytes = r.bytes;
+  std::string_view head = bytes.substr(0, r.head_length);
+  bool templated = r.length_offset >= 0;
+  a.ready = !templated;
+  a.status = r.status;
+  a.status_text = std::to_string(r.status);
+  if (r.extra_offset >= 0) a.extra_at = 0;
+  bool chunked = false;
+  each_field(head, [&](size_t name_at, size_t name_len, size_t value_at, size_t value_len) {
+    std::string name(head.substr(name_at, name_len));
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::string_view value = head.substr(value_at, value_len);
+    if (name == "transfer-encoding" && value.find("chunked") != std::string_view::npos)
+      chunked = true;
+    if (connection_specific(name)) return;
+    // A template's length is made per request where its value would be.
+    if (templated && value_at == static_cast<size_t>(r.length_offset))
+      a.length_field = static_cast<int>(a.names.size());
+    a.names.push_back(std::move(name));
+    a.values.push_back(value);
+    // A shape's fields go where the persona puts extra lines.
+    if (r.extra_offset >= 0 && name_at < static_cast<size_t>(r.extra_offset))
+      a.extra_at = a.names.size();
+  });
+  HELLO_CHECK(!templated || a.length_field >= 0);
+  std::string_view body = bytes.substr(std::min<size_t>(r.head_length, bytes.size()));
+  a.body = chunked ? dechunk(body) : std::string(body);
+  return a;
+}
+
+size_t make_fields(const H2Answer& t, const H2Made& made, std::string& bytes, nghttp2_nv* fields,
+                   size_t max) {
+  static const std::string kStatus = ":status";
+  static const std::string kDecision = "x-hello-shape-decision";
+  HELLO_CHECK(t.length_field >= 0 && (made.shape == nullptr || t.extra_at <= t.names.size()));
+  // The bytes first, then the fields that point into them: once written,
+  // `bytes` no longer moves.
+  bytes.clear();
+  size_t status_length = append_number(bytes, made.status);
+  size_t length_length = append_number(bytes, made.length);
+  size_t shape_at = bytes.size();
+  if (made.shape != nullptr) {
+    for (uint8_t i = 0; i < made.shape->header_count; ++i) {
+      const ShapeHeader& h = made.shape->headers[i];
+      for (char c : h.name)
+        bytes.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+      bytes.append(h.value);
+    }
+    bytes.append(made.decision);
+  }
+  const char* b = bytes.data();
+  size_t n = 0;
+  auto put = [&](std::string_view name, std::string_view value) {
+    HELLO_CHECK(n < max);
+    fields[n++] = field(name, value);
+  };
+  auto put_shape = [&] {
+    if (made.shape == nullptr) return;
+    const char* at = b + shape_at;
+    for (uint8_t i = 0; i < made.shape->header_count; ++i) {
+      const ShapeHeader& h = made.shape->headers[i];
+      put({at, h.name.size()}, {at + h.name.size(), h.value.size()});
+      at += h.name.size() + h.value.size();
+    }
+    put(kDecision, {at, made.decision.size()});
+  };
+  put(kStatus, {b, status_length});
+  for (size_t i = 0; i < t.names.size(); ++i) {
+    if (i == t.extra_at) put_shape();
+    if (static_cast<int>(i) != t.length_field)
+      put(t.names[i], t.values[i]);
+    else if (made.has_length)
+      put(t.names[i], {b + status_length, length_length});
+  }
+  if (t.extra_at == t.names.size()) put_shape();
+  return n;
+}
+
+void H2Answer::bind() {
+  static const std::string kStatus = ":status";
+  fields.clear();
+  if (!ready) return;
+  fields.reserve(names.size() + 1);
+  fields.push_back(field(kStatus, status_text));
+  for (size_t i = 0; i < names.size(); ++i) fields.push_back(field(names[i], values[i]));
+}
+
+H2Answers::H2Answers(const ResponseTable& table) {
+  constexpr Variant kKeepAlive = Variant::keep_alive_11;
+  size_t n = table.route_count();
+  routes_.resize(n);
+  not_allowed_.resize(n);
+  if (table.shaping()) shaped_.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    int r = static_cast<int>(i);
+    routes_[i] = convert(table.route(r, kKeepAlive));  // an echo route's: a template
+    not_allowed_[i] = convert(table.not_allowed(r, kKeepAlive));
+    if (table.shaping()) shaped_[i] = convert(table.shaped(r, kKeepAlive));
+  }
+  not_found_ = convert(table.error(404, kKeepAlive));
+  too_large_ = convert(table.error(413, kKeepAlive));
+  bad_request_ = convert(table.bad_request(kKeepAlive));
+  for (H2Answer& a : routes_) a.bind();
+  for (H2Answer& a : not_allowed_) a.bind();
+  not_found_.bind();
+  too_large_.bind();
+}
+
+}  // namespace hello
