@@ -303,6 +303,21 @@ TEST_F(H2Limits_, TheRestOfABlockOverTheLimitIsDecodedButNotChecked) {
   EXPECT_TRUE(answered(send(get(101)), 101)) << "the connection goes on, its HPACK state intact";
 }
 
+TEST_F(H2Limits_, AHeaderListGoesOnCountingOnceA413IsUnderWay) {
+  // A Content-Length over the body's limit is answered 413 at once; the
+  // fields after it still count against the header list, and past it the
+  // stream is reset like any other.
+  limits_.max_header_list_bytes = 400;
+  start();
+  auto fs = send(
+      headers(1, request_block("POST", "/",
+                               literal(28, "99999999") + literal("x-big", std::string(300, 'b')))));
+  EXPECT_EQ(rst_code(fs, 1), kRefusedStream);
+  EXPECT_EQ(stats_.h2_over_body.get(), 1u);
+  EXPECT_EQ(stats_.h2_over_header_list.get(), 1u);
+  EXPECT_TRUE(answered(send(get(3)), 3));
+}
+
 TEST_F(H2Limits_, HeaderBlocksOverTheLimitBeyondTheBudgetEndTheConnection) {
   limits_.max_header_list_bytes = 400;
   start();
