@@ -96,6 +96,7 @@ uv_os_fd_t TcpTransport::socket() {
 }
 
 int TcpTransport::start_reading() {
+  HELLO_CHECK(!yielded_);  // reading() is true while it waits for its turn
   share_.renew();
   int rc = uv_read_start(stream(), TcpCallbacks::alloc, TcpCallbacks::read);
   if (rc == 0) reading_ = true;
