@@ -200,11 +200,13 @@ FloodResult flood(int port, Flooder& f, Clock::time_point end) {
 struct ProbeResult {
   long sent = 0;
   long answered = 0;
-  std::vector<double> waited_ms;  // each GET's, by the clock
+  // Each GET's wait by the clock, and the CPU the server spent meanwhile:
+  // on a machine with more threads than CPUs the clock also counts the
+  // time the server was not running at all, which the CPU leaves out (but
+  // not the time the prober itself waited for a CPU, with the answer in).
+  std::vector<double> waited_ms;
+  std::vector<double> cpu_ms;
   double slowest_ms = 0;
-  // The most CPU the server spent while one GET waited for its answer: on
-  // a machine with more threads than CPUs the clock also counts the time
-  // the server was not running at all, which this leaves out.
   double most_cpu_ms = 0;
 };
 
@@ -220,7 +222,8 @@ ProbeResult probe(int port, clockid_t server, Clock::time_point end) {
     std::string answer = c.read_response(false, 2s);
     if (answer.rfind("HTTP/1.1 200", 0) != 0) break;
     ++r.answered;
-    r.most_cpu_ms = std::max(r.most_cpu_ms, cpu_ms(server) - cpu0);
+    r.cpu_ms.push_back(cpu_ms(server) - cpu0);
+    r.most_cpu_ms = std::max(r.most_cpu_ms, r.cpu_ms.back());
     r.waited_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
     r.slowest_ms = std::max(r.slowest_ms, r.waited_ms.back());
     std::this_thread::sleep_until(t0 + kProbeEvery);
@@ -228,11 +231,10 @@ ProbeResult probe(int port, clockid_t server, Clock::time_point end) {
   return r;
 }
 
-// The share of the GETs answered within `limit` by the clock.
-double within(const ProbeResult& r, double limit_ms) {
-  long n = std::count_if(r.waited_ms.begin(), r.waited_ms.end(),
-                         [&](double ms) { return ms <= limit_ms; });
-  return r.waited_ms.empty() ? 0 : static_cast<double>(n) / static_cast<double>(r.waited_ms.size());
+// The share of `waits` at most `limit_ms`.
+double within(const std::vector<double>& waits, double limit_ms) {
+  long n = std::count_if(waits.begin(), waits.end(), [&](double ms) { return ms <= limit_ms; });
+  return waits.empty() ? 0 : static_cast<double>(n) / static_cast<double>(waits.size());
 }
 
 struct FloodRun {
@@ -258,25 +260,28 @@ FloodRun run_flood(const ServerProcess& s, Flooder& f) {
   return run;
 }
 
-// Every GET answered within 20 ms of the server's CPU (the fair turn
-// itself, which no load on the machine can fail), and nearly every one
-// within 20 ms by the clock (which a loaded machine can fail now and then:
-// the server waiting for a CPU is not the server being unfair).
+// The GETs answered within 20 ms, by the server's CPU and by the clock.
+// Every one, on a machine with a CPU to spare; on one with more threads
+// than CPUs (this one: 2 CPUs, a load of 7 to 15) a GET now and then waits
+// 30 to 100 ms for the scheduler, with the server or the prober, and a
+// bound on the maximum fails without a fault in the server. So 95% within
+// 20 ms of the server's CPU and 90% by the clock: on main the header-block
+// flood gets 0%, its GETs waiting 420 ms of the server's CPU.
 void expect_served(const ProbeResult& r) {
   EXPECT_EQ(r.answered, r.sent);
   EXPECT_GT(r.answered, 50);
-  EXPECT_LE(r.most_cpu_ms, scaled_ms(kAnsweredWithin.count()))
-      << "the server's CPU while a GET waited, ms";
-  EXPECT_GE(within(r, scaled_ms(kAnsweredWithin.count())), 0.9)
-      << "GETs answered within 20 ms by the clock";
+  double limit = scaled_ms(static_cast<double>(kAnsweredWithin.count()));
+  EXPECT_GE(within(r.cpu_ms, limit), 0.95) << "GETs answered within 20 ms of the server's CPU";
+  EXPECT_GE(within(r.waited_ms, limit), 0.9) << "GETs answered within 20 ms by the clock";
 }
 
 void report(const char* what, const FloodRun& run) {
+  const ProbeResult& r = run.probe;
   std::printf(
-      "[ fairness ] %s: %ld GETs, slowest %.1f ms by the clock, %.0f%% within 20 ms; "
-      "at most %.1f ms of server CPU while one waited\n",
-      what, run.probe.sent, run.probe.slowest_ms, 100 * within(run.probe, 20),
-      run.probe.most_cpu_ms);
+      "[ fairness ] %s: %ld GETs, slowest %.1f ms by the clock (%.0f%% within 20 ms), "
+      "%.1f ms of server CPU (%.0f%% within 20 ms)\n",
+      what, r.sent, r.slowest_ms, 100 * within(r.waited_ms, 20), r.most_cpu_ms,
+      100 * within(r.cpu_ms, 20));
   ::testing::Test::RecordProperty("slowest_get_us", static_cast<int>(run.probe.slowest_ms * 1000));
   ::testing::Test::RecordProperty("most_cpu_per_get_us",
                                   static_cast<int>(run.probe.most_cpu_ms * 1000));
