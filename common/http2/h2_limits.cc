@@ -25,6 +25,13 @@ constexpr Budget kBudgets[] = {
     {100, 1},  // SETTINGS (not ACKs)
     {100, 2},  // PRIORITY
     {100, 1},  // DATA of no bytes without END_STREAM
+    // Header blocks over the header list, or on a stream refused:
+    // each costs the decoding of a whole block (up to 9 frames of 16 KiB
+    // of HPACK, each byte of which may be a field) with no request to show
+    // for it. A browser's request over the limit is refused and its page
+    // goes on; a connection that keeps sending them is no browser. Not
+    // raised per stream: each such block opens or names a stream itself.
+    {16, 0},
 };
 
 // The size of a field in a field block (RFC 9113 section 6.5.2): its name,
@@ -110,6 +117,13 @@ int H2Guard::on_begin_frame(nghttp2_session* session, const nghttp2_frame_hd& hd
         bad_stream_id_ = true;
         return NGHTTP2_ERR_CALLBACK_FAILURE;
       }
+      // A block on a stream nghttp2 refused (over the streams limit, before
+      // the client's ACK), of which it keeps no record: it decodes the block
+      // for HPACK's sake and reports none of it. (On a stream reset or
+      // closed, a block is a connection error: nghttp2 ends it.)
+      if (hd.stream_id <= last_stream_ &&
+          nghttp2_session_get_stream_user_data(session, hd.stream_id) == nullptr)
+        spent = refused_headers;
       last_stream_ = std::max(last_stream_, hd.stream_id);
       break;
     case NGHTTP2_PING:
@@ -133,16 +147,35 @@ int H2Guard::on_begin_frame(nghttp2_session* session, const nghttp2_frame_hd& hd
     default:
       break;
   }
-  if (spent == kBudgeted) return 0;
-  const Budget& b = kBudgets[spent];
-  if (++spent_[spent] <= b.base + static_cast<uint64_t>(b.per_stream) * streams_) return 0;
-  flooded_ = static_cast<H2Flood>(static_cast<int>(H2Flood::ping) + spent);
+  if (spent == kBudgeted || spend(spent)) return 0;
   return NGHTTP2_ERR_CALLBACK_FAILURE;
+}
+
+bool H2Guard::spend(Budgeted frame) {
+  static_assert(std::size(kBudgets) == kBudgeted);
+  static_assert(static_cast<int>(H2Flood::ping) + refused_headers ==
+                static_cast<int>(H2Flood::refused_headers));
+  const Budget& b = kBudgets[frame];
+  if (++spent_[frame] <= b.base + static_cast<uint64_t>(b.per_stream) * streams_) return true;
+  flooded_ = static_cast<H2Flood>(static_cast<int>(H2Flood::ping) + frame);
+  return false;
 }
 
 bool H2Guard::field_fits(size_t namelen, size_t valuelen) {
   header_bytes_ += namelen + valuelen + kFieldOverhead;
   return header_bytes_ <= setup_.max_header_list_bytes;
+}
+
+// NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE switches nghttp2 1.52 to its path
+// for a block the application refuses (NGHTTP2_IB_IGN_HEADER_BLOCK): the
+// rest is decoded, but no field is checked (nghttp2_http_on_header, whose
+// nghttp2_check_header_value was nearly all the cost of an oversized
+// block) or reported. It would reset the stream with INTERNAL_ERROR, but
+// our RST_STREAM came first: the stream is closing, and it adds none.
+int H2Guard::refuse_header_list(nghttp2_session* session, int32_t stream_id) {
+  refuse(session, stream_id, H2Limit::header_list);
+  return spend(refused_headers) ? NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE
+                                : NGHTTP2_ERR_CALLBACK_FAILURE;
 }
 
 bool H2Guard::length_fits(const uint8_t* value, size_t valuelen) const {

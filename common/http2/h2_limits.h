@@ -2,9 +2,9 @@
 // attacks (docs/http2.md#limits-and-floods): the nghttp2 options every
 // session is made with, the SETTINGS the server sends first, and the
 // per-connection budgets of the frames that cost the server work without
-// being requests (PRIORITY, PING, SETTINGS, empty DATA), as nginx and h2o
-// keep them. Past a budget the connection ends with GOAWAY
-// ENHANCE_YOUR_CALM. Everything is counted through the worker's Accounting.
+// being requests (PRIORITY, PING, SETTINGS, empty DATA, header blocks
+// refused), as nginx and h2o keep them. Past a budget the connection
+// ends with GOAWAY ENHANCE_YOUR_CALM. Everything is counted through the worker's Accounting.
 #pragma once
 
 #include <nghttp2/nghttp2.h>
@@ -59,6 +59,12 @@ class H2Guard {
   // A field of the header block in progress: false once the block is over
   // max_header_list_bytes.
   bool field_fits(size_t namelen, size_t valuelen);
+  // The header block in progress is over max_header_list_bytes: its stream
+  // is reset (REFUSED_STREAM), counted, and what the header callback
+  // returns to nghttp2: the rest of the block is then decoded (HPACK's
+  // table must follow it) but not checked or reported field by field, or,
+  // past the budget of such blocks, the connection ends (recv_failed()).
+  int refuse_header_list(nghttp2_session* session, int32_t stream_id);
   // A Content-Length's value: false if over max_body_bytes.
   bool length_fits(const uint8_t* value, size_t valuelen) const;
   // Resets a stream over a limit (RST_STREAM REFUSED_STREAM), counted.
@@ -81,7 +87,10 @@ class H2Guard {
 
  private:
   // The frames counted against a budget, in H2Flood's order from ping.
-  enum Budgeted : uint8_t { ping, settings, priority, empty_data, kBudgeted };
+  enum Budgeted : uint8_t { ping, settings, priority, empty_data, refused_headers, kBudgeted };
+
+  // Counts one frame against its budget: false once the budget is spent.
+  bool spend(Budgeted frame);
 
   const H2Setup& setup_;
   Accounting& accounting_;

@@ -76,13 +76,13 @@ struct H2Callbacks {
     if (frame->hd.type != NGHTTP2_HEADERS) return 0;
     H2Session& self = of(user);
     H2Stream* s = self.stream(frame->hd.stream_id);
-    if (s == nullptr || s->state != H2Stream::State::receiving) return 0;
+    if (s == nullptr) return 0;
+    // Counted whatever the stream's state (one refused for its
+    // Content-Length goes on), and the rest is neither checked nor seen.
+    if (!self.guard_.field_fits(namelen, valuelen)) return self.refuse_fields(*s);
+    if (s->state != H2Stream::State::receiving) return 0;
     std::string_view n = view(name, namelen);
     std::string_view v = view(value, valuelen);
-    if (!self.guard_.field_fits(namelen, valuelen)) {
-      self.refuse_fields(*s);
-      return 0;
-    }
     if (n == "content-length" && !self.guard_.length_fits(value, valuelen)) {
       self.refuse_body(*s);  // at once, without waiting for the DATA
       return 0;
@@ -258,10 +258,10 @@ H2Session::H2Session(const ResponseTable& table, const H2Setup& setup, Accountin
   guard_.submit_settings(session_);
 }
 
-void H2Session::refuse_fields(H2Stream& s) {
-  --incomplete_;
+int H2Session::refuse_fields(H2Stream& s) {
+  if (s.state == H2Stream::State::receiving) --incomplete_;
   s.state = H2Stream::State::done;
-  guard_.refuse(session_, s.id, H2Limit::header_list);
+  return guard_.refuse_header_list(session_, s.id);
 }
 
 H2Session::~H2Session() {

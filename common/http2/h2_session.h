@@ -76,7 +76,7 @@ class H2Session {
   void count(const H2Stream& s, uint64_t body_bytes, Answered::Shaping shaping);
   void start_drip(H2Stream& s, uint64_t drip_us);
   void refuse_body(H2Stream& s);
-  void refuse_fields(H2Stream& s);
+  int refuse_fields(H2Stream& s);
   void link(H2Stream& s);
   void unlink(H2Stream& s);
   void after_first_settings();

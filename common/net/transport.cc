@@ -19,19 +19,70 @@ struct TcpCallbacks {
   }
   static void write(uv_write_t* req, int status) { of(req->data)->report_written(status); }
   static void close(uv_handle_t* h) { of(h->data)->report_closed(); }
+  static void check(uv_check_t* c) { static_cast<ReadTurns*>(c->data)->on_check(); }
 };
 
-int TcpTransport::accept(uv_loop_t* loop, uv_stream_t* server) {
+int ReadTurns::init(uv_loop_t* loop) {
+  int rc = uv_check_init(loop, &check_);
+  if (rc != 0) return rc;
+  check_.data = this;
+  loop->data = this;
+  return 0;
+}
+
+void ReadTurns::close() {
+  HELLO_CHECK(head_ == nullptr);  // every connection has closed
+  check_.loop->data = nullptr;
+  uv_close(reinterpret_cast<uv_handle_t*>(&check_), nullptr);
+}
+
+void ReadTurns::yield(TcpTransport* t) {
+  // The handle runs only while some transport waits: an idle worker, or
+  // one whose clients each take less than a share, never runs it.
+  if (head_ == nullptr) HELLO_CHECK_UV(uv_check_start(&check_, TcpCallbacks::check));
+  t->prev_ = nullptr;
+  t->next_ = head_;
+  if (head_ != nullptr) head_->prev_ = t;
+  head_ = t;
+  ++waiting_;
+}
+
+void ReadTurns::remove(TcpTransport* t) {
+  if (t->prev_ != nullptr)
+    t->prev_->next_ = t->next_;
+  else
+    head_ = t->next_;
+  if (t->next_ != nullptr) t->next_->prev_ = t->prev_;
+  t->prev_ = t->next_ = nullptr;
+  --waiting_;
+  if (head_ == nullptr) HELLO_CHECK_UV(uv_check_stop(&check_));
+}
+
+// After the poll's callbacks: every connection that was ready has had its
+// turn, and the ones that yielded read again from the next poll on.
+void ReadTurns::on_check() {
+  while (head_ != nullptr) {
+    TcpTransport* t = head_;
+    remove(t);
+    t->resume();
+  }
+}
+
+void TcpTransport::open(uv_loop_t* loop) {
   HELLO_CHECK_UV(uv_tcp_init(loop, &tcp_));  // cannot fail without a socket
   tcp_.data = this;
-  reading_ = drained_ = false;
+  reading_ = drained_ = yielded_ = false;
+  share_.renew();
+  turns_ = ReadTurns::of(loop);
+}
+
+int TcpTransport::accept(uv_loop_t* loop, uv_stream_t* server) {
+  open(loop);
   return uv_accept(server, stream());
 }
 
 int TcpTransport::adopt(uv_loop_t* loop, uv_os_sock_t fd) {
-  HELLO_CHECK_UV(uv_tcp_init(loop, &tcp_));
-  tcp_.data = this;
-  reading_ = drained_ = false;
+  open(loop);
   int rc = uv_tcp_open(&tcp_, fd);
   if (rc != 0) ::close(fd);
   return rc;
@@ -45,6 +96,8 @@ uv_os_fd_t TcpTransport::socket() {
 }
 
 int TcpTransport::start_reading() {
+  HELLO_CHECK(!yielded_);  // reading() is true while it waits for its turn
+  share_.renew();
   int rc = uv_read_start(stream(), TcpCallbacks::alloc, TcpCallbacks::read);
   if (rc == 0) reading_ = true;
   return rc;
@@ -52,7 +105,12 @@ int TcpTransport::start_reading() {
 
 void TcpTransport::stop_reading() {
   if (!reading_) return;
-  HELLO_CHECK_UV(uv_read_stop(stream()));
+  if (yielded_) {
+    turns_->remove(this);  // libuv's reading is stopped already
+    yielded_ = false;
+  } else {
+    HELLO_CHECK_UV(uv_read_stop(stream()));
+  }
   reading_ = false;
 }
 
@@ -60,8 +118,24 @@ void TcpTransport::on_read(ssize_t nread, const uv_buf_t* buf) {
   // A read shorter than the buffer emptied the socket: while it is
   // reported, nothing waits unread behind it (see unread_input()).
   drained_ = nread > 0 && static_cast<size_t>(nread) < buf->len;
+  bool spent = share_.spend(nread, buf->len);
   report_read(nread, buf);
   drained_ = false;
+  // Its share is spent and more waits: the others have their turn first.
+  // Unless the connection stopped reading or closed meanwhile.
+  if (spent && reading_ && turns_ != nullptr && !yielded_) {
+    HELLO_CHECK_UV(uv_read_stop(stream()));
+    yielded_ = true;
+    turns_->yield(this);
+  }
+}
+
+// Its next turn (ReadTurns::on_check()).
+void TcpTransport::resume() {
+  yielded_ = false;
+  share_.renew();
+  int rc = uv_read_start(stream(), TcpCallbacks::alloc, TcpCallbacks::read);
+  if (rc != 0) report_read(rc, &buffer_);  // the connection closes
 }
 
 // For a connection accepted once its first bytes came (TCP_DEFER_ACCEPT):
@@ -126,7 +200,8 @@ void TcpTransport::close(bool abort) {
     struct linger abortive = {1, 0};
     setsockopt(socket(), SOL_SOCKET, SO_LINGER, &abortive, sizeof abortive);
   }
-  reading_ = false;
+  if (yielded_) turns_->remove(this);
+  reading_ = yielded_ = false;
   uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), TcpCallbacks::close);
 }
 

@@ -6,6 +6,14 @@
 // interface (it hands up plaintext and takes plaintext, as h2o's
 // h2o_socket_t does with its ssl member), and the connection does not
 // change. A test drives a connection over a fake one, with no socket.
+//
+// A fair turn: libuv reads a stream up to 32 times in one loop turn while
+// each read fills the buffer, so one client that never stops sending
+// would have the worker for 32 reads (2 MiB, and whatever work they hold)
+// before any other connection is served. A TcpTransport spends a ReadShare
+// per turn instead; once it is spent it stops reading and its worker's
+// ReadTurns starts it again after the others had their turn. TLS reads
+// through a TcpTransport, so the share holds for it too.
 #pragma once
 
 #include <uv.h>
@@ -13,6 +21,73 @@
 #include <cstddef>
 
 namespace hello {
+
+class TcpTransport;
+
+// What one connection may read in one loop turn before it yields to the
+// others: socket-free, so that a unit test drives it.
+class ReadShare {
+ public:
+  // One read buffer (Worker::kReadBufferSize): what one read of a busy
+  // connection takes anyway, a few hundred pipelined requests or four
+  // HTTP/2 frames of 16 KiB, about a millisecond of work; the others wait
+  // at most that long for each busy connection. A smaller share would cost
+  // a busy connection a loop turn (and two epoll_ctl calls) per read.
+  static constexpr size_t kBytesPerTurn = 64 * 1024;
+
+  // A read of `nread` bytes (or an error, nread < 0) into a buffer of
+  // `size`: true once the share is spent and more may wait (the read
+  // filled the buffer). A read shorter than the buffer emptied the socket,
+  // which ends the turn anyway: the share starts again, and the common
+  // case (one short read per request) never yields.
+  bool spend(ssize_t nread, size_t size) {
+    if (nread <= 0 || static_cast<size_t>(nread) < size) {
+      spent_ = 0;
+      return false;
+    }
+    spent_ += static_cast<size_t>(nread);
+    return spent_ >= kBytesPerTurn;
+  }
+  // A new turn: reading starts again.
+  void renew() { spent_ = 0; }
+
+ private:
+  size_t spent_ = 0;  // bytes read in this turn by reads that filled the buffer
+};
+
+// The transports of one loop that spent their share and wait for their
+// next turn: one uv_check handle, run after the loop has polled and served
+// every connection that was ready, starts them reading again, and the next
+// poll (epoll is level-triggered) finds their bytes still waiting. The
+// worker owns one, and its loop carries it in `data` (as uWebSockets' loop
+// carries its LoopData), so that a transport finds it from its loop.
+class ReadTurns {
+ public:
+  ReadTurns() = default;
+  ReadTurns(const ReadTurns&) = delete;
+  ReadTurns& operator=(const ReadTurns&) = delete;
+
+  // On `loop`, whose `data` it becomes. 0 or a libuv error.
+  int init(uv_loop_t* loop);
+  // Closes the handle (with the loop's other handles, at the end).
+  void close();
+  // The loop's, or null (a loop without one: no share is kept).
+  static ReadTurns* of(uv_loop_t* loop) { return static_cast<ReadTurns*>(loop->data); }
+  // `t` has stopped reading for this turn: it starts again at the next.
+  void yield(TcpTransport* t);
+  // `t` no longer waits (it stopped reading for good, or closes).
+  void remove(TcpTransport* t);
+  // Transports waiting for their turn.
+  size_t waiting() const { return waiting_; }
+
+ private:
+  friend struct TcpCallbacks;
+  void on_check();
+
+  uv_check_t check_;
+  TcpTransport* head_ = nullptr;  // the waiting transports, most recent first
+  size_t waiting_ = 0;
+};
 
 class Transport {
  public:
@@ -110,15 +185,24 @@ class TcpTransport final : public Transport {
 
  private:
   friend struct TcpCallbacks;
+  friend class ReadTurns;
 
   uv_stream_t* stream() { return reinterpret_cast<uv_stream_t*>(&tcp_); }
   uv_os_fd_t socket();
   void on_read(ssize_t nread, const uv_buf_t* buf);
+  void open(uv_loop_t* loop);
+  void resume();
 
   uv_tcp_t tcp_;
   // While a read is reported: it was shorter than the buffer, so it
   // emptied the socket and nothing waits unread behind it.
   bool drained_ = false;
+  // Stopped by its share, not by the connection: reading() stays true.
+  bool yielded_ = false;
+  ReadShare share_;
+  ReadTurns* turns_ = nullptr;    // the loop's, or null
+  TcpTransport* prev_ = nullptr;  // in turns_'s list while yielded_
+  TcpTransport* next_ = nullptr;
 };
 
 }  // namespace hello

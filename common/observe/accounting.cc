@@ -60,9 +60,9 @@ void Accounting::h2_flood(H2Flood flood) {
       &WorkerStats::h2_flood_rapid_reset, &WorkerStats::h2_flood_continuation,
       &WorkerStats::h2_flood_ack,         &WorkerStats::h2_flood_ping,
       &WorkerStats::h2_flood_settings,    &WorkerStats::h2_flood_priority,
-      &WorkerStats::h2_flood_empty_data,
+      &WorkerStats::h2_flood_empty_data,  &WorkerStats::h2_flood_refused_headers,
   };
-  static_assert(std::size(kByFlood) == static_cast<size_t>(H2Flood::empty_data) + 1);
+  static_assert(std::size(kByFlood) == static_cast<size_t>(H2Flood::refused_headers) + 1);
   (stats_.*kByFlood[static_cast<size_t>(flood)]).add();
 }
 

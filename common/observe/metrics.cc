@@ -52,7 +52,8 @@ constexpr FamilyHelp kHelp[] = {
      "header_list (over --max-header-bytes), body (over --max-body-bytes)."},
     {"hello_http2_flood_closes_total",
      "HTTP/2 connections ended with GOAWAY for a flood, by kind: rapid_reset, continuation, "
-     "ack (PING or SETTINGS ACKs queued), ping, settings, priority, empty_data."},
+     "ack (PING or SETTINGS ACKs queued), ping, settings, priority, empty_data, "
+     "refused_headers (header blocks refused, or on a refused stream)."},
     {"hello_connections_open", "Connections open now."},
 };
 

@@ -158,6 +158,8 @@ enum class StatsShown : uint8_t {
     "hello_http2_flood_closes_total", "kind=\"priority\"")                                      \
   X(h2_flood_empty_data, "http2", "flood_empty_data", "{} empty-DATA floods", if_nonzero,     \
     "hello_http2_flood_closes_total", "kind=\"empty_data\"")                                    \
+  X(h2_flood_refused_headers, "http2", "flood_refused_headers", "{} refused-headers floods",  \
+    if_nonzero, "hello_http2_flood_closes_total", "kind=\"refused_headers\"")                 \
   /* Open now. */                                                                              \
   X(open, "", "", "", live_only,                                                               \
     "hello_connections_open", "")

@@ -86,6 +86,7 @@ void Connection::check_deadlines(uint64_t now_ms) {
   if (phase_ == Phase::reading && between_requests() && now_ms >= deadline_) {
     decide(CloseReason::keepalive_timeout);
     say_goodbye();
+    if (phase_ == Phase::closing) return;  // the GOAWAY's write failed: closed
     end(false);
     finish_if_done();
   }
@@ -100,6 +101,7 @@ void Connection::check_drain(uint64_t now_ms) {
   if (!read_since_check_ && !writing() && phase_ == Phase::reading && between_requests()) {
     decide(CloseReason::shutdown);
     say_goodbye();
+    if (phase_ == Phase::closing) return;  // as above
     end(false);
     finish_if_done();
   }

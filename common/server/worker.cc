@@ -99,12 +99,15 @@ int Worker::init() {
   HELLO_CHECK_UV(uv_timer_init(&loop_, &drain_timer_));
   date_timer_.data = drain_timer_.data = this;
   listener_.init(&loop_, &WorkerCallbacks::kListenerEvents, this);
+  // Cannot fail either: a uv_check_t needs no descriptor.
+  HELLO_CHECK_UV(read_turns_.init(&loop_));
   if ((rc = timers_.init(&loop_)) != 0 ||
       (rc = uv_async_init(&loop_, &command_async_, WorkerCallbacks::command)) != 0) {
     uv_close(reinterpret_cast<uv_handle_t*>(&date_timer_), WorkerCallbacks::closed);
     uv_close(reinterpret_cast<uv_handle_t*>(&drain_timer_), WorkerCallbacks::closed);
     listener_.close();
     timers_.close();
+    read_turns_.close();
     HELLO_CHECK_UV(uv_run(&loop_, UV_RUN_DEFAULT));
     HELLO_CHECK_UV(uv_loop_close(&loop_));
     loop_ready_ = false;
@@ -200,6 +203,7 @@ void Worker::finish_if_done() {
   uv_close(reinterpret_cast<uv_handle_t*>(&drain_timer_), WorkerCallbacks::closed);
   listener_.close();
   timers_.close();
+  read_turns_.close();
   // Unreferenced, the command handle no longer keeps the loop running.
   uv_unref(reinterpret_cast<uv_handle_t*>(&command_async_));
 }

@@ -18,6 +18,7 @@
 #include "http2/h2_answer_fields.h"
 #include "http2/h2_stream.h"
 #include "net/listener.h"
+#include "net/transport.h"
 #include "observe/access_log.h"
 #include "observe/accounting.h"
 #include "observe/counter.h"
@@ -138,6 +139,7 @@ class Worker final {
   Connection* live_ = nullptr;    // intrusive list of open connections
   Pool<Connection> connections_;  // every connection made; the closed ones ready for reuse
   TimerQueue timers_;
+  ReadTurns read_turns_;  // the connections that spent their share of a turn
   // One timer per --stall spec, options_.stalls[i]'s at [i]; sized once, in
   // the constructor, since the queue holds pointers to them.
   std::vector<Timer> stall_timers_;

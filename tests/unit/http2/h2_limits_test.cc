@@ -3,11 +3,13 @@
 // RST_STREAM or GOAWAY, is counted, and leaves no stream open. Each test
 // fails if its defence is removed (the figures are ours, not nghttp2's
 // defaults, where nghttp2 has one).
+#include <ctime>
 #include <string>
 #include <vector>
 
 #include "h2_raw_session.h"
 #include "http_bytes.h"
+#include "test_time.h"
 
 namespace hello::test {
 namespace {
@@ -260,6 +262,97 @@ TEST_F(H2Limits_, AnEmptyDataFrameThatEndsItsStreamIsARequest) {
     ASSERT_TRUE(answered(fs, id)) << id;
   }
   EXPECT_EQ(stats_.h2_flood_empty_data.get(), 0u);
+}
+
+// --- Header blocks refused, or on a stream already reset ---
+
+// 16 KiB of one-byte references (0xbe, the newest dynamic-table entry) to a
+// field of 4 KB that `insert` adds first (a literal with incremental
+// indexing): 64 MB of fields in one block of 16 KiB.
+std::string amplified(uint32_t id, bool insert) {
+  std::string block = request_block();
+  if (insert)
+    block += "\x40" + hpack_int(0, 7, 3) + "x-a" + hpack_int(0, 7, 4000) + std::string(4000, 'a');
+  block.resize(16384, '\xbe');
+  return headers(id, block);
+}
+
+double thread_cpu_ms() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
+
+TEST_F(H2Limits_, TheRestOfABlockOverTheLimitIsDecodedButNotChecked) {
+  // nghttp2 checked each field of a refused stream's block (its
+  // nghttp2_check_header_value on 4 KB values): about 15 ms a block, where
+  // decoding alone is a fraction of a millisecond.
+  start();
+  send(amplified(1, true));
+  double before = thread_cpu_ms();
+  for (uint32_t id = 3; id < 3 + 2 * 10; id += 2) {
+    auto fs = send(amplified(id, false));
+    ASSERT_EQ(rst_code(fs, id), kRefusedStream) << id;
+    ASSERT_EQ(count(fs, kRstStream), 1) << "nghttp2 adds no RST_STREAM of its own";
+  }
+  double per_block = (thread_cpu_ms() - before) / 10;
+  EXPECT_LT(per_block, scaled_ms(3.0)) << "ms of CPU a block";
+  RecordProperty("cpu_us_per_block", std::to_string(static_cast<long>(per_block * 1000)));
+  EXPECT_EQ(stats_.h2_over_header_list.get(), 11u);
+  EXPECT_TRUE(open_);
+  EXPECT_TRUE(answered(send(get(101)), 101)) << "the connection goes on, its HPACK state intact";
+}
+
+TEST_F(H2Limits_, AHeaderListGoesOnCountingOnceA413IsUnderWay) {
+  // A Content-Length over the body's limit is answered 413 at once; the
+  // fields after it still count against the header list, and past it the
+  // stream is reset like any other.
+  limits_.max_header_list_bytes = 400;
+  start();
+  auto fs = send(
+      headers(1, request_block("POST", "/",
+                               literal(28, "99999999") + literal("x-big", std::string(300, 'b')))));
+  EXPECT_EQ(rst_code(fs, 1), kRefusedStream);
+  EXPECT_EQ(stats_.h2_over_body.get(), 1u);
+  EXPECT_EQ(stats_.h2_over_header_list.get(), 1u);
+  EXPECT_TRUE(answered(send(get(3)), 3));
+}
+
+TEST_F(H2Limits_, HeaderBlocksOverTheLimitBeyondTheBudgetEndTheConnection) {
+  limits_.max_header_list_bytes = 400;
+  start();
+  std::string big = literal("x-big", std::string(400, 'b'));
+  uint32_t id = 1;
+  for (int i = 0; i < 16; ++i, id += 2)
+    ASSERT_EQ(rst_code(send(headers(id, request_block("GET", "/", big))), id), kRefusedStream);
+  EXPECT_TRUE(answered(send(get(id)), id)) << "a request under the limit is still answered";
+  id += 2;
+  auto fs = send(headers(id, request_block("GET", "/", big)));
+  EXPECT_EQ(goaway_code(fs), kEnhanceYourCalm);
+  EXPECT_EQ(stats_.h2_flood_refused_headers.get(), 1u);
+  EXPECT_EQ(stats_.h2_over_header_list.get(), 17u);
+  EXPECT_FALSE(open_);
+}
+
+TEST_F(H2Limits_, HeaderBlocksOnAStreamAlreadyRefusedCountAgainstTheBudget) {
+  // A stream over the limit before the client's ACK: nghttp2 refuses it
+  // and keeps no record of it, and ignores (but decodes) each block sent
+  // on it again; a block on a stream reset is a connection error instead.
+  limits_.max_concurrent_streams = 1;
+  start(/*ack=*/false);
+  auto fs = send(open_post(1) + open_post(3));
+  ASSERT_EQ(rst_code(fs, 3), kRefusedStream);
+  int at = sends_until_goaway(headers(3, request_block(), kEndHeaders), 100);
+  EXPECT_EQ(at, 17);
+  EXPECT_EQ(stats_.h2_flood_refused_headers.get(), 1u);
+}
+
+TEST_F(H2Limits_, AHeaderBlockOnAStreamResetEndsTheConnectionAtOnce) {
+  start();
+  send(open_post(1) + rst_stream(1, kCancel));
+  auto fs = send(headers(1, literal("x-t", "v")));
+  EXPECT_TRUE(goaway_code(fs).has_value()) << "nghttp2's STREAM_CLOSED";
+  EXPECT_EQ(stats_.h2_flood_refused_headers.get(), 0u);
 }
 
 // --- The open-streams gauge ---

@@ -154,7 +154,7 @@ TEST(AccountingH2, EachLimitAndFloodCountsInItsOwnCounter) {
       &WorkerStats::h2_flood_rapid_reset, &WorkerStats::h2_flood_continuation,
       &WorkerStats::h2_flood_ack,         &WorkerStats::h2_flood_ping,
       &WorkerStats::h2_flood_settings,    &WorkerStats::h2_flood_priority,
-      &WorkerStats::h2_flood_empty_data,
+      &WorkerStats::h2_flood_empty_data,  &WorkerStats::h2_flood_refused_headers,
   };
   for (size_t i = 0; i < floods.size(); ++i) {
     WorkerStats stats;

@@ -80,6 +80,19 @@ TEST_F(ConnectionH2Test, BetweenRequestsTheKeepAliveDeadlineRunsAndEndsWithGoawa
   EXPECT_EQ(stats_.closed_keepalive_timeout.get(), 1u);
 }
 
+TEST_F(ConnectionH2Test, AKeepAliveGoawayTheTransportRefusesClosesAsAnError) {
+  // A client gone (a reset not yet read): the GOAWAY's write fails and
+  // closes the connection, which then must not be ended a second time.
+  fake_.send(start() + h2raw::get(1));
+  frames();
+  fake_.fail = UV_ECONNRESET;
+  connection_.check_deadlines(context_.now_ms() + Deadlines{}.keep_alive_ms + 1);
+  EXPECT_TRUE(fake_.close_asked);
+  EXPECT_EQ(connection_.phase(), Connection::Phase::closing);
+  fake_.finish_close();
+  EXPECT_EQ(stats_.closed_keepalive_timeout.get() + stats_.closed_error.get(), 1u);
+}
+
 TEST_F(ConnectionH2Test, ARequestInProgressIsEndedByTheSessionsOwnDeadline) {
   h2_.header_timeout_ns = 30'000'000;  // 30 ms
   fake_.send(start() + h2raw::open_post(1));
