@@ -68,40 +68,41 @@ bool readable_within(int fd, std::chrono::milliseconds limit) {
 }
 
 TEST(Delay, AnsweredAfterItsDelayWhileTheWorkerAnswersOthers) {
-  // 200 ms in a Release build, longer in a slower one (test_time.h), so
-  // that the 1,000 others below always fit in it.
+  // 200 ms in a Release build, longer in a slower one (test_time.h).
   const double delay_ms = scaled_ms(200.0);
   DelayRoutes routes(std::to_string(static_cast<int>(delay_ms)) + "ms");
   ServerProcess s("sanic", {"--routes", routes.path(), "-w", "1"});
   Client other(s.port());
   ASSERT_TRUE(other.send(kRoot));
   ASSERT_NE(other.read_response(), "");  // warm
-  // Three rounds; every answer waits at least its delay, comes after the
-  // 1,000 others, and within a generous bound. How close to its delay it
-  // comes is a measurement, not a test: tests/tools/delay_probe
-  // (docs/performance.md#answers-that-wait).
+  // Three rounds. While the slow answer waits, requests on another
+  // connection of the same worker are answered one after another (a
+  // Release build answers some 1,500 in the 200 ms; a worker that blocked
+  // in the wait would answer none); then the slow answer comes, at least
+  // its delay after it was asked for and within a generous bound. How
+  // close to its delay it comes is a measurement, not a test:
+  // tests/tools/delay_probe (docs/performance.md#answers-that-wait).
+  const double give_up_ms = delay_ms + scaled_ms(2000.0);
   for (int round = 0; round < 3; ++round) {
     Client slow(s.port());
     auto t0 = Clock::now();
     ASSERT_TRUE(slow.send(kSlow));
-    // 1,000 requests on another connection of the same worker, answered
-    // while the slow one waits.
-    for (int i = 0; i < 1000; ++i) {
+    int others = 0;
+    while (!readable_within(slow.fd(), 0ms) && ms_since(t0) < give_up_ms) {
       ASSERT_TRUE(other.send(kRoot));
       ASSERT_EQ(other.read_response().rfind("HTTP/1.1 200 OK\r\n", 0), 0u);
+      ++others;
     }
     double others_ms = ms_since(t0);
-    // All 1,000 were answered, and only then the slow one.
-    EXPECT_FALSE(readable_within(slow.fd(), 0ms)) << "the other requests waited for the slow one";
-    EXPECT_LT(others_ms, delay_ms) << "the other requests waited for the slow one";
     std::string r = slow.read_response(false, scaled(1s));
     double ms = ms_since(t0);
     EXPECT_EQ(r.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << r;
     EXPECT_EQ(body_of(r), "slow\n");
     EXPECT_GE(ms, delay_ms);
-    EXPECT_LE(ms, delay_ms + scaled_ms(100.0));
-    printf("round %d: slow answer after %.3f ms; 1,000 others done after %.3f ms\n", round, ms,
-           others_ms);
+    EXPECT_LT(ms, give_up_ms);
+    EXPECT_GE(others, 100) << "the worker answered others while the slow answer waited";
+    printf("round %d: slow answer after %.3f ms; %d others answered meanwhile (%.3f ms)\n", round,
+           ms, others, others_ms);
   }
   EXPECT_EQ(s.stop(), 0);
 }
