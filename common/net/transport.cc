@@ -44,7 +44,6 @@ void ReadTurns::yield(TcpTransport* t) {
   t->next_ = head_;
   if (head_ != nullptr) head_->prev_ = t;
   head_ = t;
-  ++waiting_;
 }
 
 void ReadTurns::remove(TcpTransport* t) {
@@ -54,7 +53,6 @@ void ReadTurns::remove(TcpTransport* t) {
     head_ = t->next_;
   if (t->next_ != nullptr) t->next_->prev_ = t->prev_;
   t->prev_ = t->next_ = nullptr;
-  --waiting_;
   if (head_ == nullptr) HELLO_CHECK_UV(uv_check_stop(&check_));
 }
 

@@ -77,8 +77,6 @@ class ReadTurns {
   void yield(TcpTransport* t);
   // `t` no longer waits (it stopped reading for good, or closes).
   void remove(TcpTransport* t);
-  // Transports waiting for their turn.
-  size_t waiting() const { return waiting_; }
 
  private:
   friend struct TcpCallbacks;
@@ -86,7 +84,6 @@ class ReadTurns {
 
   uv_check_t check_;
   TcpTransport* head_ = nullptr;  // the waiting transports, most recent first
-  size_t waiting_ = 0;
 };
 
 class Transport {
