@@ -60,6 +60,33 @@ BIO_METHOD* bio_method() {
   return method;
 }
 
+// What a handshake that failed for OpenSSL's `reason` (0: not OpenSSL's)
+// is counted as.
+TlsHandshake::End end_of(int reason) {
+  switch (reason) {
+    // (Not SSL_R_WRONG_VERSION_NUMBER: OpenSSL says that of any record
+    // header without version 3, which is what garbage looks like; a TLS 1.0
+    // or 1.1 ClientHello fails as unsupported.)
+    case SSL_R_UNSUPPORTED_PROTOCOL:
+    case SSL_R_VERSION_TOO_LOW:
+      return TlsHandshake::End::version;
+    case SSL_R_NO_SHARED_CIPHER:
+    case SSL_R_NO_SHARED_GROUPS:
+    case SSL_R_NO_SUITABLE_KEY_SHARE:
+      return TlsHandshake::End::cipher;
+    default:
+      return TlsHandshake::End::other;
+  }
+}
+
+// The cipher a handshake agreed on, by OpenSSL's NID.
+TlsHandshake::Cipher cipher_of(int nid) {
+  if (nid == NID_aes_128_gcm) return TlsHandshake::Cipher::aes_128_gcm;
+  if (nid == NID_aes_256_gcm) return TlsHandshake::Cipher::aes_256_gcm;
+  if (nid == NID_chacha20_poly1305) return TlsHandshake::Cipher::chacha20;
+  return TlsHandshake::Cipher::other;
+}
+
 }  // namespace
 
 struct TlsCallbacks {
@@ -159,19 +186,7 @@ bool TlsTransport::handshake() {
   TlsHandshake h;
   h.end = SSL_session_reused(ssl_) ? TlsHandshake::End::resumed : TlsHandshake::End::full;
   h.tls13 = SSL_version(ssl_) == TLS1_3_VERSION;
-  switch (SSL_CIPHER_get_cipher_nid(SSL_get_current_cipher(ssl_))) {
-    case NID_aes_128_gcm:
-      h.cipher = TlsHandshake::Cipher::aes_128_gcm;
-      break;
-    case NID_aes_256_gcm:
-      h.cipher = TlsHandshake::Cipher::aes_256_gcm;
-      break;
-    case NID_chacha20_poly1305:
-      h.cipher = TlsHandshake::Cipher::chacha20;
-      break;
-    default:
-      h.cipher = TlsHandshake::Cipher::other;
-  }
+  h.cipher = cipher_of(SSL_CIPHER_get_cipher_nid(SSL_get_current_cipher(ssl_)));
   counted_ = true;
   shared_.accounting.tls_handshake(h);
   state_ = State::open;
@@ -194,22 +209,7 @@ void TlsTransport::failed(int ssl_error) {
   int reason = ssl_error == SSL_ERROR_SSL ? ERR_GET_REASON(ERR_peek_error()) : 0;
   ERR_clear_error();
   TlsHandshake h;
-  switch (reason) {
-    // (Not SSL_R_WRONG_VERSION_NUMBER: OpenSSL says that of any record
-    // header without version 3, which is what garbage looks like; a TLS 1.0
-    // or 1.1 ClientHello fails as unsupported.)
-    case SSL_R_UNSUPPORTED_PROTOCOL:
-    case SSL_R_VERSION_TOO_LOW:
-      h.end = TlsHandshake::End::version;
-      break;
-    case SSL_R_NO_SHARED_CIPHER:
-    case SSL_R_NO_SHARED_GROUPS:
-    case SSL_R_NO_SUITABLE_KEY_SHARE:
-      h.end = TlsHandshake::End::cipher;
-      break;
-    default:
-      h.end = TlsHandshake::End::other;
-  }
+  h.end = end_of(reason);
   counted_ = true;
   shared_.accounting.tls_handshake(h);
   flush(true);

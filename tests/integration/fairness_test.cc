@@ -3,7 +3,8 @@
 // A single-worker server takes, for 5 seconds, either HTTP/2 header blocks
 // that are cheap to send and costly to check (16 KiB of one-byte references
 // to a 4 KB entry of HPACK's dynamic table: 64 MB of fields a block), or
-// HTTP/1 requests pipelined by the megabyte by a client that reads nothing,
+// HTTP/1 requests pipelined by the megabyte by a client that reads nothing
+// (or every answer as it comes),
 // while another connection sends a GET every 50 ms: each is answered within
 // 20 ms. The server's CPU is read from its CPU clock (clock_getcpuclockid):
 // over the flood, divided by the header blocks it refused (its own count,
@@ -38,6 +39,17 @@ constexpr auto kFlood = 5s;
 constexpr auto kProbeEvery = 50ms;
 constexpr auto kAnsweredWithin = 20ms;
 constexpr std::string_view kGet = "GET / HTTP/1.1\r\nHost: fair\r\n\r\n";
+
+// How long, in ms, the calling thread has waited on a run queue for a CPU
+// (the second field of its schedstat), or -1 where the kernel keeps none.
+double run_queue_ms() {
+  FILE* f = std::fopen("/proc/thread-self/schedstat", "r");
+  if (f == nullptr) return -1;
+  unsigned long long on_cpu = 0, waiting = 0;
+  int n = std::fscanf(f, "%llu %llu", &on_cpu, &waiting);
+  std::fclose(f);
+  return n == 2 ? static_cast<double>(waiting) / 1e6 : -1;
+}
 
 // The CPU time so far, in ms, of the process whose CPU clock is `clock`
 // (all its threads, the running ones to the nanosecond).
@@ -88,6 +100,8 @@ struct Flooder {
   virtual bool ends_when_stalled() const { return false; }
   // The connection's SO_RCVBUF, or 0 for the default.
   virtual int receive_buffer() const { return 0; }
+  // Whether it reads the server's bytes, all that have come each time.
+  virtual bool reads() const { return true; }
 };
 
 // HTTP/2 header blocks of 16 KiB, each 16 K one-byte references (0xbe:
@@ -122,11 +136,15 @@ struct HeaderBlocks : Flooder {
   std::string heard_;
 };
 
-// HTTP/1 GETs pipelined 64 KiB at a time, up to 10 MB a connection, by a
-// client that reads nothing: once the answers fill the sockets the server
-// stops reading it, and 100 ms later a new connection takes over.
+// HTTP/1 GETs pipelined 64 KiB at a time, up to 10 MB a connection. A
+// client that reads nothing is served until the answers fill the sockets;
+// then the server stops reading it, and 100 ms later a new connection takes
+// over. One that reads every answer as it comes never holds the server
+// back: without a bound on its turn, the server would take all libuv reads
+// of a turn (32 of 64 KiB: 2 MB, some 70,000 requests) before the others.
 struct PipelinedRequests : Flooder {
   static constexpr size_t kPerConnection = 10 * 1000 * 1000;
+  explicit PipelinedRequests(bool reads) : reads_(reads) {}
   std::string opening() override {
     sent_ = 0;
     return next();
@@ -139,11 +157,9 @@ struct PipelinedRequests : Flooder {
     return batch;
   }
   bool ends_when_stalled() const override { return true; }
-  // Room for megabytes of answers it does not read: the server may answer
-  // all it reads, as it would a client that reads them as fast as they come
-  // (net.core.rmem_max caps it; 4 MiB here).
-  int receive_buffer() const override { return 4 << 20; }
+  bool reads() const override { return reads_; }
 
+  bool reads_;
   size_t sent_ = 0;
 };
 
@@ -168,10 +184,14 @@ FloodResult flood(int port, Flooder& f, Clock::time_point end) {
     bool done = false;
     auto progress = Clock::now();
     while (!done && Clock::now() < end) {
-      pollfd p = {fd, static_cast<short>(POLLIN | (at < out.size() ? POLLOUT : 0)), 0};
+      short events = static_cast<short>((f.reads() ? POLLIN : 0) | (at < out.size() ? POLLOUT : 0));
+      pollfd p = {fd, events, 0};
       if (poll(&p, 1, 10) < 0) break;
-      if ((p.revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
-        ssize_t n = recv(fd, buf, sizeof buf, 0);
+      // All that has come (at most 64 reads of 64 KiB).
+      for (int reads = 0; !done && reads < 64 && (p.revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+           ++reads) {
+        ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (n < 0 && errno == EAGAIN) break;
         if (n <= 0 || f.heard({buf, static_cast<size_t>(n)})) done = true;
       }
       if (!done && (p.revents & POLLOUT) != 0) {
@@ -200,10 +220,12 @@ FloodResult flood(int port, Flooder& f, Clock::time_point end) {
 struct ProbeResult {
   long sent = 0;
   long answered = 0;
-  // Each GET's wait by the clock, and the CPU the server spent meanwhile:
-  // on a machine with more threads than CPUs the clock also counts the
-  // time the server was not running at all, which the CPU leaves out (but
-  // not the time the prober itself waited for a CPU, with the answer in).
+  // Each GET's wait by the clock, and the CPU the server spent meanwhile
+  // while the prober was not itself waiting for a CPU: on a machine with
+  // more threads than CPUs the clock also counts the time the server was
+  // not running at all, which its CPU leaves out, and the server's CPU
+  // also counts the turns it took while the prober, its answer in, waited
+  // to be run, which the prober's run-queue wait (schedstat) takes out.
   std::vector<double> waited_ms;
   std::vector<double> cpu_ms;
   double slowest_ms = 0;
@@ -216,13 +238,16 @@ ProbeResult probe(int port, clockid_t server, Clock::time_point end) {
   Client c(port);
   while (Clock::now() < end) {
     auto t0 = Clock::now();
+    double queued0 = run_queue_ms();
     double cpu0 = cpu_ms(server);
     ++r.sent;
     if (!c.send(kGet)) break;
     std::string answer = c.read_response(false, 2s);
     if (answer.rfind("HTTP/1.1 200", 0) != 0) break;
     ++r.answered;
-    r.cpu_ms.push_back(cpu_ms(server) - cpu0);
+    double cpu = cpu_ms(server) - cpu0;
+    double queued = run_queue_ms() - queued0;
+    r.cpu_ms.push_back(std::max(0.0, cpu - queued));
     r.most_cpu_ms = std::max(r.most_cpu_ms, r.cpu_ms.back());
     r.waited_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
     r.slowest_ms = std::max(r.slowest_ms, r.waited_ms.back());
@@ -260,19 +285,23 @@ FloodRun run_flood(const ServerProcess& s, Flooder& f) {
   return run;
 }
 
-// The GETs answered within 20 ms, by the server's CPU and by the clock.
-// Every one, on a machine with a CPU to spare; on one with more threads
-// than CPUs (this one: 2 CPUs, a load of 7 to 15) a GET now and then waits
-// 30 to 100 ms for the scheduler, with the server or the prober, and a
-// bound on the maximum fails without a fault in the server. So 95% within
-// 20 ms of the server's CPU and 90% by the clock: on main the header-block
-// flood gets 0%, its GETs waiting 420 ms of the server's CPU.
+// Every GET answered within 20 ms of the server's CPU while the prober was
+// ready to run: that is the server's fairness, whatever else the machine
+// runs (before the fair turn the header-block flood got none, its GETs
+// waiting 420 ms of the server's CPU). The clock is reported, not judged:
+// on a machine with more threads than CPUs (this one: 2 CPUs, a load of 7
+// to 27) half the GETs can wait 30 to 200 ms while the scheduler runs
+// something else in the server's place, which is no fault of the server's
+// (with a load of 18, every GET within 3.4 ms of the server's CPU, 41%
+// within 20 ms by the clock); on a machine with a CPU to spare every one
+// is within 20 ms by the clock too.
 void expect_served(const ProbeResult& r) {
   EXPECT_EQ(r.answered, r.sent);
   EXPECT_GT(r.answered, 50);
+  ASSERT_GE(run_queue_ms(), 0) << "the kernel keeps no /proc/thread-self/schedstat";
   double limit = scaled_ms(static_cast<double>(kAnsweredWithin.count()));
-  EXPECT_GE(within(r.cpu_ms, limit), 0.95) << "GETs answered within 20 ms of the server's CPU";
-  EXPECT_GE(within(r.waited_ms, limit), 0.9) << "GETs answered within 20 ms by the clock";
+  EXPECT_EQ(within(r.cpu_ms, limit), 1.0)
+      << "every GET answered within 20 ms of the server's CPU; the most was " << r.most_cpu_ms;
 }
 
 void report(const char* what, const FloodRun& run) {
@@ -309,16 +338,26 @@ TEST(Fairness, Http2HeaderBlocksCostLittleAndOthersAreServedWithin20ms) {
   EXPECT_GT(json_number(json, "flood_refused_headers"), 0) << json;
 }
 
-TEST(Fairness, PipelinedHttp1RequestsLeaveOthersServedWithin20ms) {
+// One pipelined flood of kFlood by a client that reads (or not).
+void pipelined_flood(bool reads) {
   ServerProcess s("sanic", {"-w", "1"});
-  PipelinedRequests requests;
+  PipelinedRequests requests(reads);
   FloodRun run = run_flood(s, requests);
   ASSERT_EQ(s.stop(), 0);
-  std::printf("[ fairness ] HTTP/1: %ld batches of 64 KiB on %ld connections; server CPU %.0f ms\n",
-              run.flood.pieces, run.flood.connections, run.cpu_ms);
-  report("HTTP/1", run);
+  const char* what = reads ? "HTTP/1 read" : "HTTP/1 unread";
+  std::printf("[ fairness ] %s: %ld batches of 64 KiB on %ld connections; server CPU %.0f ms\n",
+              what, run.flood.pieces, run.flood.connections, run.cpu_ms);
+  report(what, run);
   EXPECT_GT(run.flood.pieces, 100) << "the flood hardly reached the server";
   expect_served(run.probe);
+}
+
+TEST(Fairness, PipelinedHttp1RequestsLeaveOthersServedWithin20ms) {
+  pipelined_flood(false);
+}
+
+TEST(Fairness, PipelinedHttp1RequestsReadAsTheyComeLeaveOthersServedWithin20ms) {
+  pipelined_flood(true);
 }
 
 }  // namespace
