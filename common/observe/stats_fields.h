@@ -30,7 +30,7 @@ enum class StatsShown : uint8_t {
 //                 ends in _total, else a gauge; the rows of one family are
 //                 adjacent
 //   labels        its labels in that family besides worker, "" for none
-// The keys and texts are what README.md documents; the unit test
+// The keys and texts are what docs/running.md documents; the unit test
 // tests/unit/stats_report_test.cc holds them byte for byte.
 // clang-format off
 #define HELLO_STATS_FIELDS(X)                                                                  \
