@@ -30,7 +30,7 @@ enum class StatsShown : uint8_t {
 //                 ends in _total, else a gauge; the rows of one family are
 //                 adjacent
 //   labels        its labels in that family besides worker, "" for none
-// The keys and texts are what README.md documents; the unit test
+// The keys and texts are what docs/running.md documents; the unit test
 // tests/unit/stats_report_test.cc holds them byte for byte.
 // clang-format off
 // One row of HTTP/2's flood closes (docs/http2.md): every kind is a label

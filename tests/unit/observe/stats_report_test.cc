@@ -10,7 +10,7 @@
 namespace hello {
 namespace {
 
-// README.md's example: two workers, nothing rejected.
+// docs/running.md's example: two workers, nothing rejected.
 std::vector<StatsSnapshot> readme_workers() {
   StatsSnapshot w0;
   w0.connections = 32;
