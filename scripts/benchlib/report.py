@@ -124,7 +124,8 @@ def write_markdown(out, meta, cells, chart_files):
 
 
 def _cores(meta):
-    """" (N cores)" where the physical cores are known and differ from the CPUs."""
+    """The machine line's " (N cores)", where the physical cores are known
+    and differ from the logical CPUs."""
     cores = meta.get("cores")
     return f" ({cores} core{'s' if cores != 1 else ''})" if cores and cores != meta.get("nproc") else ""
 
