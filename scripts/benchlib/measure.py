@@ -35,6 +35,7 @@ def summarize(cell, runs):
     # runs of two targets made in the same round (the report's paired ratios).
     kept = {id(r) for r in clean}
     cell["cpu_us_runs"] = [r.get("cpu_us_per_request") if id(r) in kept else None for r in runs]
+    cell["rps_runs"] = [r.get("rps") if id(r) in kept else None for r in runs]  # the charts' whiskers
     cell["peak_rss_kib"] = max((r["peak_rss_kib"] for r in runs if r.get("peak_rss_kib")), default=None)
     # The server's own service time (--admin /stats), for our personas only.
     # A silent admin port is a note, not a problem of the run: it still counts.

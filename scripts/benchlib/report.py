@@ -10,7 +10,7 @@ import csv
 import json
 import os
 
-from . import livepage, plan
+from . import livepage, plan, provenance
 from .charts import charts  # noqa: F401
 from .report_ab import (COMPARE_TARGET, SHAPING_TARGET, compare_table, live_page_table,  # noqa: F401
                         shaping_table)
@@ -46,10 +46,12 @@ def write_csv(out, cells):
 def write_markdown(out, meta, cells, chart_files):
     problems = [c for c in cells if c.get("error")]
     parts = [f"# Bench run {meta['started']}", "",
-             f"Machine: {meta['nproc']} CPUs, {meta['cpu_model']}, kernel {meta['kernel']}. "
+             f"Machine: {meta['nproc']} CPUs{_cores(meta)}, {meta['cpu_model']}, kernel {meta['kernel']}. "
              f"Server on CPU {meta['server_cpus']}, load tool on CPU {meta['tool_cpus']} (`taskset`). "
              f"Each cell is the median of {meta['repeat']} runs of {meta['load']}, {meta['connections']} connections.",
              "", f"Command: `{meta['command']}`", ""]
+    if provenance.text(meta):
+        parts += [provenance.text(meta), ""]
     if problems:
         parts += ["## Problems", "", "These cells are not clean; their medians use only the clean runs, if any.", ""]
         parts += [f"- {c['target']} ({c['tool']}, {c['mode']}, workers {c['workers']}): {c['error']}" for c in problems]
@@ -119,6 +121,13 @@ def write_markdown(out, meta, cells, chart_files):
         parts += ["## Charts", ""] + [f"![{name}]({name})" for name in chart_files] + [""]
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write("\n".join(parts))
+
+
+def _cores(meta):
+    """The machine line's " (N cores)", where the physical cores are known
+    and differ from the logical CPUs."""
+    cores = meta.get("cores")
+    return f" ({cores} core{'s' if cores != 1 else ''})" if cores and cores != meta.get("nproc") else ""
 
 
 def limits_section(meta, cells):

@@ -2,7 +2,7 @@
 (--shape on against off), --live-page (the page open against not) and
 --compare (a build after against before)."""
 from . import livepage
-from .report_cells import _fmt, paired_text
+from .report_cells import _fmt, marked, paired_text, with_legend
 
 
 # --shaping: --shape on, with requests that carry no parameters, costs at
@@ -36,9 +36,10 @@ def live_page_table(meta, cells):
         ratio = b / a
         rps = f"; req/s {off.get('rps') or 0:,.0f} off, {on.get('rps') or 0:,.0f} on"
         met = "yes" if abs(ratio - 1) <= livepage.TARGET else "**no**"
-        rows.append(f"| {measure} | {target} | off {a:.2f} µs, on {b:.2f} µs: {ratio:.3f}"
-                    f"{paired_text(on, off)}{rps} | {met} |")
-    return "\n".join(rows)
+        result = marked(f"off {a:.2f} µs, on {b:.2f} µs: {ratio:.3f}", on, off)
+        rows.append(f"| {measure} | {target} | {result}{paired_text(on, off)}{rps} | {met} |")
+    return with_legend(rows)
+
 
 
 def _shaping_cell(cells, name, variant, mode):
@@ -83,7 +84,8 @@ def compare_table(meta, cells):
         ratio = b / a
         paired = paired_text(after, before)
         met = "yes" if abs(ratio - 1) < COMPARE_TARGET else "**no**"
-        rows.append(f"| {measure} | {target} | before {a:.2f} µs, after {b:.2f} µs: {ratio:.3f}{paired} | {met} |")
+        result = marked(f"before {a:.2f} µs, after {b:.2f} µs: {ratio:.3f}", after, before)
+        rows.append(f"| {measure} | {target} | {result}{paired} | {met} |")
     for tool, mode, label in COMPARE_JOBS[:2]:
         for what, over, under in ((f"hello-{name} vs hello-{floor}", (name, ""), (floor, "")),
                                   (f"hello-{name} access log on vs off", (name, "-log"), (name, ""))):
@@ -93,7 +95,7 @@ def compare_table(meta, cells):
                                                                                        variant + under[1]))
                 parts.append(f"{variant} {on / off:.3f}" if on and off else f"{variant} not measured")
             rows.append(f"| CPU/request, {what}, {label} | the same for both builds | {', '.join(parts)} | - |")
-    return "\n".join(rows)
+    return with_legend(rows)
 
 
 def shaping_table(meta, cells):
@@ -121,7 +123,7 @@ def shaping_table(meta, cells):
                 continue
             ratio = b / a
             paired = paired_text(on, off)
-            result = f"off {a:.2f} µs, on {b:.2f} µs: {ratio:.3f}{paired}"
+            result = marked(f"off {a:.2f} µs, on {b:.2f} µs: {ratio:.3f}", on, off) + paired
             met = "-"
             if targeted:
                 met = "yes" if ratio <= SHAPING_TARGET else "**no**"
@@ -136,4 +138,4 @@ def shaping_table(meta, cells):
             cell_rows.append(f"| {server} | {mode} | `{path}` | {_fmt(c.get('rps'))} | "
                              f"{_fmt(c.get('cpu_us_per_request'), 2)} | {_fmt(size, 1)} | "
                              f"{c.get('clean_runs', 0)}/{c.get('runs', 0)} | {c.get('error') or ''} |")
-    return "\n".join(rows) + "\n\n" + "\n".join(cell_rows)
+    return with_legend(rows) + "\n\n" + "\n".join(cell_rows)

@@ -1,7 +1,7 @@
 """--performance's section of report.md: the targets of
 docs/performance.md against what the run measured, and the access log on
 against off."""
-from .report_cells import _cpu, _fmt
+from .report_cells import _cpu, _fmt, marked, table
 from .report_tls_h2 import H2_JOBS, H2_PEERS, H2_TARGETS
 from .targets import CALIBRATION
 
@@ -135,13 +135,16 @@ def _resource_rows(perf):
 
 
 def access_log_table(cells):
+    """The access-log pair: CPU per request with the log off, on and in
+    JSON, and each ratio against off, marked where it is within noise."""
     pairs = {}
     for c in cells:
         if c.get("variant") in ("log-off", "log-on", "log-json"):
             pairs.setdefault((c["name"], c["tool"], c["mode"], c["workers"]), {})[c["variant"]] = c
     if not pairs:
         return ""
-    lines = ["| persona | tool | mode | log | req/s | CPU µs/req | CPU ratio (on / off) |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    header = ["persona", "tool", "mode", "log", "req/s", "CPU µs/req", "CPU ratio (on / off)"]
+    rows = []
     for (name, tool, mode, _), p in pairs.items():
         off = p.get("log-off")
         for label, variant in (("off", "log-off"), ("on (to a file)", "log-on"), ("JSON (to a file)", "log-json")):
@@ -152,7 +155,7 @@ def access_log_table(cells):
             if variant != "log-off":
                 ratio = "-"
                 if off and off.get("cpu_us_per_request") and c.get("cpu_us_per_request"):
-                    ratio = f"{c['cpu_us_per_request'] / off['cpu_us_per_request']:.3f}"
-            lines.append(f"| hello-{name} | {tool} | {mode} | {label} | {_fmt(c.get('rps'))} | "
-                         f"{_fmt(c.get('cpu_us_per_request'), 2)} | {ratio} |")
-    return "\n".join(lines)
+                    ratio = marked(f"{c['cpu_us_per_request'] / off['cpu_us_per_request']:.3f}", c, off)
+            rows.append([f"hello-{name}", tool, mode, label, _fmt(c.get("rps")), _fmt(c.get("cpu_us_per_request"), 2),
+                         ratio])
+    return table(header, rows)

@@ -1,6 +1,6 @@
 """--scaling's section of report.md: the table of worker counts, its
 targets and the text above them."""
-from .report_cells import _fmt, _rps_text, _workers_text, limit_text, server_cpu_count
+from .report_cells import _fmt, _rps_text, _workers_text, limit_text, server_cpu_count, table
 
 
 # --scaling's targets (docs/benchmarks.md): keep-alive efficiency of our
@@ -50,17 +50,16 @@ def scaling_table(meta, cells):
     rows = scaling_rows(cells, meta)
     if not rows:
         return ""
-    lines = ["| target | tool | mode | connections | workers | req/s | req/s per server CPU | CPU µs/req | "
-             "efficiency | workers' shares of the requests | tool / server CPU busy |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    header = ["target", "tool", "mode", "connections", "workers", "req/s", "req/s per server CPU", "CPU µs/req",
+              "efficiency", "workers' shares of the requests", "tool / server CPU busy"]
+    lines = []
     for (target, _, _, tool, mode, _), group in rows.items():
         for c, f in group:
             eff = f"{f['efficiency']:.2f}" if f["efficiency"] is not None else "-"
-            lines.append(f"| {target} | {tool} | {mode} | {_connections_text(c)} | {_workers_text(c, meta)} | "
-                         f"{_rps_text(c)} | "
-                         f"{_fmt(f['per_cpu'])} | {_fmt(c.get('cpu_us_per_request'), 1)} | {eff} | "
-                         f"{_share_text(c.get('worker_shares'))} | {limit_text(c)} |")
-    return "\n".join(lines)
+            lines.append([target, tool, mode, _connections_text(c), _workers_text(c, meta), _rps_text(c),
+                          _fmt(f["per_cpu"]), _fmt(c.get("cpu_us_per_request"), 1), eff,
+                          _share_text(c.get("worker_shares")), limit_text(c)])
+    return table(header, lines)
 
 
 def _connections_text(cell):

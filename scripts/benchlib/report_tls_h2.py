@@ -1,7 +1,7 @@
 """The --tls and --h2 sections of report.md: each persona's CPU per request
 against nginx's and h2o's (and for HTTP/2 nghttpd's, Go's and
 Tomcat's), RSS per idle connection, and the cells."""
-from .report_cells import _fmt, _rps_text, paired_text
+from .report_cells import _fmt, _rps_text, marked, paired_text, with_legend
 
 
 # --tls (docs/benchmarks.md): each persona's server CPU per request over a
@@ -46,8 +46,8 @@ def ratio_result(persona, peer, mine, theirs, ratio, limit):
     `limit`, the rounds' own ratios beside it."""
     if ratio is None:
         return _problem(mine, theirs), "not measured"
-    result = (f"hello-{persona} {mine['cpu_us_per_request']:.2f} µs, {peer} {theirs['cpu_us_per_request']:.2f} µs: "
-              f"{ratio:.3f}{paired_text(mine, theirs)}")
+    result = marked(f"hello-{persona} {mine['cpu_us_per_request']:.2f} µs, {peer} "
+                    f"{theirs['cpu_us_per_request']:.2f} µs: {ratio:.3f}", mine, theirs) + paired_text(mine, theirs)
     return result, "yes" if ratio <= limit else "**no**"
 
 
@@ -106,7 +106,7 @@ def tls_table(meta, cells):
             cell_rows.append(f"| {c['target']} | {keys[c['variant']]} | {jobs[(c['tool'], c['mode'])]} | "
                              f"{_rps_text(c)} | {_fmt(c.get('cpu_us_per_request'), 2)} | "
                              f"{c.get('clean_runs', 0)}/{c.get('runs', 0)} | {c.get('error') or ''} |")
-    return "\n".join(rows) + "\n\n" + "\n".join(cell_rows)
+    return with_legend(rows) + "\n\n" + "\n".join(cell_rows)
 
 
 def tls_text(meta):
@@ -198,7 +198,7 @@ def h2_table(meta, cells):
             cell_rows.append(f"| {c['target']} | {c['variant']} | {jobs[(c['tool'], c['mode'])]} | "
                              f"{_rps_text(c)} | {_fmt(c.get('cpu_us_per_request'), 2)} | "
                              f"{c.get('clean_runs', 0)}/{c.get('runs', 0)} | {c.get('error') or ''} |")
-    return "\n\n".join("\n".join(part) for part in (rows, ratio_rows, cell_rows))
+    return "\n\n".join((with_legend(rows), "\n".join(ratio_rows), "\n".join(cell_rows)))
 
 
 def h2_text(meta):

@@ -206,11 +206,11 @@ class ServerLatencyTest(unittest.TestCase):
                            target="hello-tornado")
         peer = self.cell([latency_run(0.5, 2.0)], target="nginx", kind="peer")
         rows = report.server_latency_table([ours, silent, peer]).splitlines()
-        self.assertTrue(rows[0].startswith("| target | workers | tool | mode | connections | client p50 / p90 / p99 ms "
-                                           "| server p50 / p90 / p99 ms |"))
-        self.assertEqual(rows[2], "| hello-sanic | 1 | wrk | keepalive | 64 | 0.5 / 2.00 / 2.00 | "
-                                  "0.0045 / 0.0072 / 0.0072 | 0.0072 / 0.072 | 1,000 | 1,002 | 1/1 |  |")
-        self.assertEqual(rows[3], "| hello-tornado | 1 | wrk | keepalive | 64 | 0.5 / 2.00 / 2.00 | - / - / - | "
+        self.assertTrue(rows[0].startswith("| target | workers | tool | mode | connections | client p50 / p90 / p99 µs "
+                                           "| server p50 / p90 / p99 µs |"))
+        self.assertEqual(rows[2], "| hello-sanic | 1 | wrk | keepalive | 64 | 500 / 2,000 / 2,000 | "
+                                  "4.5 / 7.2 / 7.2 | 7.2 / 72 | 1,000 | 1,002 | 1/1 |  |")
+        self.assertEqual(rows[3], "| hello-tornado | 1 | wrk | keepalive | 64 | 500 / 2,000 / 2,000 | - / - / - | "
                                   "- / - | 1,000 | - | 1/1 | admin port 9: GET /stats: timed out |")
         self.assertEqual(len(rows), 4)  # nginx has no admin port: not in the table
         self.assertEqual(report.server_latency_table([peer]), "")
