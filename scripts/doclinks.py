@@ -17,7 +17,7 @@ CODE_SPAN = re.compile(r"(`+)(.+?)\1")
 INLINE_LINK = re.compile(
     r"!?\[(?P<text>(?:[^\[\]]|\[[^\[\]]*\])*)\]"
     r"\(\s*(?P<target><[^>\n]*>|(?:[^()\s]|\([^()\s]*\))*)(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*\)")
-REFERENCE_DEFINITION = re.compile(r"^ {0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)")
+REFERENCE_DEFINITION = re.compile(r"^ {0,3}\[[^\]]+\]:[ \t]*(<[^>]*>|\S+)", re.MULTILINE)
 HTML_LINK = re.compile(r"<(?:a|img|source|link)\b[^>]*?\b(?:href|src)\s*=\s*[\"']([^\"']*)[\"']",
                        re.IGNORECASE)
 HTML_ID = re.compile(r"<[a-z][^>]*?\b(?:id|name)\s*=\s*[\"']([^\"']+)[\"']", re.IGNORECASE)
@@ -88,19 +88,42 @@ def anchors_of(text):
     return anchors
 
 
+def paragraphs(text):
+    """Yields (first line number, text, in_code) for each run of lines of a
+    Markdown text: a paragraph (consecutive lines that are not blank, so
+    that a link whose text is wrapped over two lines is read whole), a
+    blank line, or a line of a code block. Joined with newlines, they are
+    the text's lines again."""
+    run, start = [], 0
+    for number, line, in_code in markdown_lines(text):
+        if not in_code and line.strip():
+            start = start if run else number
+            run.append(line)
+            continue
+        if run:
+            yield start, "\n".join(run), False
+            run = []
+        yield number, line, in_code
+    if run:
+        yield start, "\n".join(run), False
+
+
+def plain_text(paragraph):
+    """The paragraph with its code spans blanked out (same length)."""
+    return CODE_SPAN.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), paragraph)
+
+
 def links_of(text):
     """Yields (line number, target) for every link of a Markdown text."""
-    for number, line, in_code in markdown_lines(text):
+    for first, paragraph, in_code in paragraphs(text):
         if in_code:
             continue
-        plain = CODE_SPAN.sub(lambda m: " " * len(m.group(0)), line)
-        definition = REFERENCE_DEFINITION.match(plain)
-        if definition:
-            yield number, definition.group(1)
-        for match in INLINE_LINK.finditer(plain):
-            yield number, match.group("target")
-        for target in HTML_LINK.findall(plain):
-            yield number, target
+        plain = plain_text(paragraph)
+        found = [(m.start(1), m.group(1)) for m in REFERENCE_DEFINITION.finditer(plain)]
+        found += [(m.start("target"), m.group("target")) for m in INLINE_LINK.finditer(plain)]
+        found += [(m.start(1), m.group(1)) for m in HTML_LINK.finditer(plain)]
+        for at, target in sorted(found):
+            yield first + plain.count("\n", 0, at), target
 
 
 def shown(path):
@@ -191,16 +214,15 @@ def unlink(text, replace):
     replace(link_text, target) returns a string replaced by that string
     (None keeps the link); code blocks and code spans are left as they are."""
     out = []
-    for _number, line, in_code in markdown_lines(text):
+    for _first, paragraph, in_code in paragraphs(text):
         if in_code:
-            out.append(line)
+            out.append(paragraph)
             continue
-        plain = CODE_SPAN.sub(lambda m: " " * len(m.group(0)), line)
         pieces, at = [], 0
-        for match in INLINE_LINK.finditer(plain):
-            replacement = replace(line[match.start("text"):match.end("text")], match.group("target"))
+        for match in INLINE_LINK.finditer(plain_text(paragraph)):
+            replacement = replace(paragraph[match.start("text"):match.end("text")], match.group("target"))
             if replacement is not None:
-                pieces += [line[at:match.start()], replacement]
+                pieces += [paragraph[at:match.start()], replacement]
                 at = match.end()
-        out.append("".join(pieces) + line[at:])
+        out.append("".join(pieces) + paragraph[at:])
     return "\n".join(out) + ("\n" if text.endswith("\n") else "")

@@ -44,6 +44,9 @@ BAD = """\
     [gone](nothing.md) and [anchor](#nowhere)
     [far](sub/other.md#near) [dir](sub/#x) [past](sub/data.txt#L9)
     [absolute](/etc/passwd) [nonmd](sub/data.txt#section)
+
+    A [link whose text
+    is wrapped](wrapped.md) over two lines.
 """
 
 
@@ -109,6 +112,7 @@ class CheckLinksTest(unittest.TestCase):
                 (4, "sub/data.txt#L9", "line 9 is past the end of"),
                 (5, "/etc/passwd", "an absolute path"),
                 (5, "sub/data.txt#section", "an anchor into a file that is not Markdown"),
+                (8, "wrapped.md", "no such file or folder"),
             ]
             self.assertEqual(len(lines), len(expected), done.stdout)
             for line, (number, target, why) in zip(lines, expected):
@@ -125,7 +129,8 @@ class InstallDocsTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as root:
             page = write(root, "docs/page.md", """\
                 See [the unit](../packaging/x.service), [its README](../tools/README.md),
-                [kept](../README.md#top) and `[code](../gone.md)`.
+                [kept](../README.md#top) and `[code](../gone.md)`, [a wrapped
+                one](../gone.md).
 
                 ```
                 [fenced](../gone.md)
@@ -135,16 +140,17 @@ class InstallDocsTest(unittest.TestCase):
             done = subprocess.run([sys.executable, os.path.join(SCRIPTS, "install-docs"), root],
                                   capture_output=True, text=True, timeout=60)
             self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertEqual(check_links(root).returncode, 0)
             with open(page, encoding="utf-8") as f:
                 self.assertEqual(f.read(), textwrap.dedent("""\
                     See the unit (packaging/x.service in the source), its README (tools/README.md in the source),
-                    [kept](../README.md#top) and `[code](../gone.md)`.
+                    [kept](../README.md#top) and `[code](../gone.md)`, a wrapped
+                    one (gone.md in the source).
 
                     ```
                     [fenced](../gone.md)
                     ```
                     """))
-            self.assertEqual(check_links(root).returncode, 0)
 
 
 if __name__ == "__main__":
