@@ -74,7 +74,8 @@ def build_parser(doc):
     group.add_argument("--report", metavar="DIR",
                        help="only write report.md and the charts again from DIR/results.json")
     group.add_argument("--no-setup", action="store_true",
-                       help="do not run scripts/setup --bench first (missing tools are then reported)")
+                       help="do not install what the run uses or build first (scripts/setup; missing tools are "
+                            "then reported)")
     return p
 
 
