@@ -11,7 +11,7 @@ Chromium's own):
   DevTools Network events of chromedriver's performance log, and the
   page's own Performance entries), among them GET /stats;
 - the browser logged no error (a Content-Security-Policy violation is one);
-- the page opened under a short load first (wrk -t1 -c8 -d4s) and
+- the page opened under a short load first (wrk -t1 -c8 -d8s) and
   screenshotted within 1.5 s of its load (BUILD_DIR/live-page-first.png):
   every panel shows data (a number beside its title) or its waiting state
   ("waiting for the first second"), every headline names its statistic
@@ -52,8 +52,11 @@ EDGE_SECONDS = 3
 # From the page's load to its screenshot (issue 34: data, or a waiting
 # state, on the first paint), in a Release build's seconds.
 FIRST_PAINT_SECONDS = 1.5
-# The load the page is opened under.
-FIRST_LOAD_SECONDS = 4
+# Tries at that, on a machine so busy that a screenshot alone may take a
+# second.
+FIRST_PAINT_TRIES = 3
+# The load the page is opened under: long enough for every try.
+FIRST_LOAD_SECONDS = 8
 # What every panel shows, read from the page: its state, its headline's
 # words and number, its waiting text if shown, each legend series' colour
 # and the canvas's scale (its aria-label).
@@ -207,26 +210,31 @@ def check_colours_and_scales(panels, workers):
 def open_under_load(driver, origin, port, build):
     """Asks for the page during a short load (wrk -t1 -c8), reads its panels
     and takes a screenshot at once: the first paint, within
-    FIRST_PAINT_SECONDS; then waits for the page's first rate and the load's
-    end."""
+    FIRST_PAINT_SECONDS (asked again, up to FIRST_PAINT_TRIES times in all,
+    where a busy machine made the screenshot late; every try's panels are
+    checked); then waits for the page's first rate and the load's end."""
     wrk = subprocess.Popen(["wrk", "-t1", "-c8", f"-d{FIRST_LOAD_SECONDS}s", f"http://127.0.0.1:{port}/"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(1)  # the server under load, and its last second's service time known
-    asked = time.monotonic()
-    driver.cmd("POST", "/url", {"url": origin + "/"})  # returns once the page has loaded
-    opened = time.monotonic()
-    panels = driver.run(PANELS_SCRIPT)
-    shot = driver.cmd("GET", "/screenshot")
-    took = time.monotonic() - opened
     path = os.path.join(build, "live-page-first.png")
-    with open(path, "wb") as f:
-        f.write(base64.b64decode(shot))
-    states = ", ".join(f"{p['id']} {p['state']}" for p in panels)
-    print(f"first paint: loaded {opened - asked:.2f} s after asking, screenshot {took:.2f} s after "
-          f"that ({path}): {states}")
-    if took > FIRST_PAINT_SECONDS * time_scale():
-        fail(f"the first screenshot came {took:.2f} s after the page opened")
-    check_first_paint(panels)
+    for attempt in range(1, FIRST_PAINT_TRIES + 1):
+        asked = time.monotonic()
+        driver.cmd("POST", "/url", {"url": origin + "/"})  # returns once the page has loaded
+        opened = time.monotonic()
+        panels = driver.run(PANELS_SCRIPT)
+        shot = driver.cmd("GET", "/screenshot")
+        took = time.monotonic() - opened
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(shot))
+        states = ", ".join(f"{p['id']} {p['state']}" for p in panels)
+        print(f"first paint (try {attempt}): loaded {opened - asked:.2f} s after asking, screenshot "
+              f"{took:.2f} s after that ({path}): {states}")
+        check_first_paint(panels)
+        if took <= FIRST_PAINT_SECONDS * time_scale():
+            break
+    else:
+        fail(f"the first screenshot came over {FIRST_PAINT_SECONDS} s after the page opened, "
+             f"{FIRST_PAINT_TRIES} times")
     if wait_until(lambda: shown_rate(driver) is not None, 10) is None:
         fail("the page shows no request rate (#rps) after 10 s")
     wrk.wait(timeout=FIRST_LOAD_SECONDS + 30)
