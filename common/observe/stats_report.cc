@@ -143,6 +143,22 @@ std::string service_row(const std::string& who, const LatencySnapshot& s) {
                      duration_text(f.p999_us), duration_text(f.max_us));
 }
 
+// The service time times answers handed to the kernel, the requests line
+// counts complete requests: where the two counts differ, one line says why.
+std::string timed_apart(uint64_t timed, uint64_t requests) {
+  if (timed > requests)
+    return fmt::format(
+        "    ({} answers timed beyond the {} requests: answers to malformed requests and 408s at "
+        "the header timeout are timed, not counted as requests)\n",
+        timed - requests, requests);
+  if (timed < requests)
+    return fmt::format(
+        "    ({} of the {} requests not timed: a request answered by a shaped reset over HTTP/1 "
+        "sends nothing to time)\n",
+        requests - timed, requests);
+  return "";
+}
+
 std::string figures_json(const ServiceTimeFigures& f) {
   return fmt::format(
       "{{\"count\": {}, \"p50\": {:.1f}, \"p90\": {:.1f}, \"p99\": {:.1f}, \"p99_9\": {:.1f}, "
@@ -167,12 +183,15 @@ std::string summary_text(const std::vector<StatsSnapshot>& workers,
   std::string out = "summary:\n";
   for (size_t i = 0; i < workers.size(); ++i)
     out += text_row(fmt::format("worker {}", i), workers[i]);
-  out += text_row("total", total_of(workers));
+  StatsSnapshot total = total_of(workers);
+  out += text_row("total", total);
   if (service_time != nullptr) {
     out += "service time (first byte of a request to its answer handed to the kernel):\n";
     for (size_t i = 0; i < service_time->size(); ++i)
       out += service_row(fmt::format("worker {}", i), (*service_time)[i]);
-    out += service_row("total", latency_total(*service_time));
+    LatencySnapshot timed = latency_total(*service_time);
+    out += service_row("total", timed);
+    out += timed_apart(timed.count(), total.requests);
   }
   return out;
 }

@@ -58,7 +58,8 @@ inline constexpr StatsField kStatsFields[] = {
 std::string interval_line(const std::vector<StatsSnapshot>& before,
                           const std::vector<StatsSnapshot>& now, double seconds);
 // One line per worker and one for the total; with `service_time` (one per
-// worker), then the service-time percentiles the same way.
+// worker), then the service-time percentiles the same way, and where the
+// answers timed are not the requests counted, a line saying why.
 std::string summary_text(const std::vector<StatsSnapshot>& workers,
                          const std::vector<LatencySnapshot>* service_time = nullptr);
 // The percentiles the summary, the JSON and /stats report.

@@ -43,7 +43,9 @@ void Connection::on_timer() {
   answering().time_out(ctx_.output());
   Fed fed;
   fed.next = Fed::Next::close;
-  fed.answered = 1;  // the 408, timed like any answer
+  // The 408, timed like any answer; a heart with nothing to say (a floor,
+  // or a request already answered) sends nothing to time.
+  fed.answered = ctx_.output().empty() ? 0 : 1;
   after_feed(fed, nullptr, 0, false, true);
 }
 

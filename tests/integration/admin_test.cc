@@ -197,6 +197,48 @@ TEST_F(AdminTest, CountsAgreeWithWhatWasSentAndWithTheSummary) {
   EXPECT_NE(json.find("\"service_time_us\": {\"count\": 501, "), std::string::npos) << json;
 }
 
+// The exit summary's service-time block times answers, its requests line
+// counts requests: a 400 to a malformed request and a 408 at the header
+// timeout are answers but not requests, and a line says so.
+TEST_F(AdminTest, SummarySaysWhatTheServiceTimeCountsBeyondTheRequests) {
+  {
+    Client c(server_.port());
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_TRUE(c.send("GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+      ASSERT_EQ(body_of(c.read_response()), "Hello!!!");
+    }
+  }
+  {
+    Client c(server_.port());  // malformed: 400, and the connection ends
+    ASSERT_TRUE(c.send("GET / HTTP/1.1\r\nHost a\r\n\r\n"));
+    ASSERT_EQ(status_of(c.read_to_eof().value_or("")), 400);
+  }
+  {
+    Client c(server_.port());  // the header timeout (0.3 s): 408
+    ASSERT_TRUE(c.send("GET / HTTP/1.1\r\n"));
+    ASSERT_EQ(status_of(c.read_to_eof().value_or("")), 408);
+  }
+  std::string metrics;
+  for (int i = 0; i < 200; ++i) {
+    metrics = body_of(admin(admin_port_, "GET", "/metrics"));
+    if (sum_of(metrics, "hello_http_request_duration_seconds_count") >= 5) break;
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(sum_of(metrics, "hello_http_request_duration_seconds_count"), 5u);
+  EXPECT_EQ(server_.stop(), 0);
+  std::string summary = server_.rest_of_stderr();
+  EXPECT_NE(summary.find("total: 3 connections, 3 requests,"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("    total: 5 requests, p50 "), std::string::npos) << summary;
+  EXPECT_NE(summary.find("\n    (2 answers timed beyond the 3 requests: answers to malformed "
+                         "requests and 408s at the header timeout are timed, not counted as "
+                         "requests)\n"),
+            std::string::npos)
+      << summary;
+  std::string json = read_file(json_.string());
+  EXPECT_NE(json.find("\"total\": {\"connections\": 3, \"requests\": 3,"), std::string::npos)
+      << json;
+}
+
 TEST_F(AdminTest, ClosedConnectionsAreCountedByReason) {
   {
     Client c(server_.port());  // the client closes

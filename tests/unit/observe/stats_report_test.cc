@@ -182,6 +182,35 @@ TEST(StatsReport, ServiceTimePercentilesFollowTheCounters) {
       << "without service times, the JSON is as before";
 }
 
+// The service-time block counts what the requests line counts, or a line
+// says what it adds or leaves out (issue 34: "768476 requests" beside
+// "768478 requests" with nothing said).
+TEST(StatsReport, ServiceTimeCountIsTheRequestsOrSaysWhy) {
+  LatencyHistogram h;
+  for (int i = 0; i < 5; ++i) h.record(10000);
+  std::vector<LatencySnapshot> times{h.snapshot()};
+  StatsSnapshot w;
+  w.requests = 5;
+  std::string same = summary_text({w}, &times);
+  EXPECT_NE(same.find("    total: 5 requests, p50 "), std::string::npos) << same;
+  EXPECT_TRUE(same.ends_with("max 10.0us\n")) << "nothing to explain:\n" << same;
+  w.requests = 3;
+  std::string more = summary_text({w}, &times);
+  EXPECT_TRUE(
+      more.ends_with("    total: 5 requests, p50 10.0us, p90 10.0us, p99 10.0us, "
+                     "p99.9 10.0us, max 10.0us\n"
+                     "    (2 answers timed beyond the 3 requests: answers to malformed "
+                     "requests and 408s at the header timeout are timed, not counted as "
+                     "requests)\n"))
+      << more;
+  w.requests = 9;
+  std::string fewer = summary_text({w}, &times);
+  EXPECT_TRUE(
+      fewer.ends_with("max 10.0us\n    (4 of the 9 requests not timed: a request "
+                      "answered by a shaped reset over HTTP/1 sends nothing to time)\n"))
+      << fewer;
+}
+
 TEST(StatsReport, IntervalLineCountsRequestsPerSecondAndOpenConnections) {
   StatsSnapshot a, b, c, d;
   c.requests = 300;
