@@ -33,8 +33,8 @@ int boolean_value(std::string value) {
 // The error line: "hello-NAME: HELLO_X="value": why".
 void env_error(const Options& opt, const std::string& var, const std::string& value,
                std::string_view why) {
-  fmt::print(stderr, "{}: {}=\"{}\": {} (from the environment; see --help)\n", opt.name, var, value,
-             why);
+  fmt::print(stderr, "{}: {}=\"{}\": {} (from the environment; see --help)\n", opt.name, var,
+             shown_value(value), why);
 }
 
 // The option's results from the variable's text; false if a boolean is none.

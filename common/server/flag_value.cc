@@ -10,14 +10,6 @@ namespace hello {
 
 namespace {
 
-// What the error line repeats of a value: a long one cut, so that no line
-// carries a run of more digits than a reader can take in.
-constexpr size_t kShownValue = 12;
-
-std::string shown(const std::string& value) {
-  return value.size() <= kShownValue ? value : value.substr(0, kShownValue) + "...";
-}
-
 // "-12", "+3", "4096": an optional sign and digits only.
 bool whole_syntax(const std::string& text) {
   size_t i = text[0] == '-' || text[0] == '+' ? 1 : 0;
@@ -44,8 +36,8 @@ std::string bound(const NumberRule& rule, long double value) {
 }  // namespace
 
 FlagValueError::FlagValueError(std::string flag, std::string value, std::string why, bool of_value)
-    : CLI::ValidationError(of_value ? fmt::format("{}: '{}' is {}", flag, shown(value), why)
-                                    : fmt::format("{} {} (got {})", flag, why, shown(value))),
+    : CLI::ValidationError(of_value ? fmt::format("{}: '{}' is {}", flag, shown_value(value), why)
+                                    : fmt::format("{} {} (got {})", flag, why, shown_value(value))),
       flag_(std::move(flag)),
       value_(std::move(value)),
       why_(std::move(why)),
@@ -96,6 +88,11 @@ CLI::Option* add_choice(CLI::App& app, const std::string& names, std::string& ta
     throw FlagValueError(flag, value, "must be " + allowed, false);
   };
   return app.add_option(names, CLI::callback_t(store), help)->default_str(target)->expected(1);
+}
+
+std::string shown_value(const std::string& value) {
+  constexpr size_t kShown = 12;
+  return value.size() <= kShown ? value : value.substr(0, kShown) + "...";
 }
 
 std::string long_flag(const std::string& names) {

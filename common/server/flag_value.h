@@ -71,6 +71,10 @@ CLI::Option* add_number(CLI::App& app, const std::string& names, T& target, Numb
 CLI::Option* add_choice(CLI::App& app, const std::string& names, std::string& target,
                         std::vector<std::string> choices, const std::string& help);
 
+// A value as an error line repeats it: cut after 12 characters, so that no
+// line carries a run of more digits than a reader takes in.
+std::string shown_value(const std::string& value);
+
 // The first long name of `names`: "-p,--port" → "--port".
 std::string long_flag(const std::string& names);
 

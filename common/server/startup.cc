@@ -116,6 +116,12 @@ int make_tls(const Persona& persona, Options& opt, Process& process) {
       !write_file(opt.tls.write_cert, process.tls->certificate_pem()))
     error = fmt::format("--tls-write-cert {}: {}", opt.tls.write_cert, strerror(errno));
   if (!error.empty()) {
+    // The context's errors start with the flag they are about ("--tls-cert
+    // PATH: ..."): said as the user gave it, the variable if it was one.
+    if (error.rfind("--", 0) == 0) {
+      size_t end = error.find(' ');
+      error = given_as(opt, error.substr(0, end)) + error.substr(end);
+    }
     fmt::print(stderr, "{}: {}\n", opt.name, error);
     return kExitUsage;
   }

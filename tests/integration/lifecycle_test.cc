@@ -188,12 +188,13 @@ TEST(AccessLog, IsOffByDefault) {
   EXPECT_EQ(s.all_of_stdout(), "");
 }
 
-TEST(AccessLog, UnwritablePathIsOneLineAndExit1) {
+TEST(AccessLog, UnwritablePathIsOneLineAndExit2) {
   RunResult r =
       run_binary(binary_path("sanic"), {"-p", "0", "--access-log=/nonexistent-dir/access.log"});
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err,
-            "cannot open access log /nonexistent-dir/access.log: No such file or directory\n");
+            "hello-sanic: --access-log /nonexistent-dir/access.log: cannot open it: No such file or "
+            "directory\n");
 }
 
 // --access-log-format json (docs/observability.md): one JSON object a line,

@@ -18,7 +18,7 @@ constexpr std::string_view kGet = "GET / HTTP/1.1\r\nHost: t\r\n\r\n";
 TEST(Server, PrintsListeningLineWithTheRealPort) {
   ServerProcess s("sanic");
   EXPECT_EQ(s.banner(),
-            "listening on http://127.0.0.1:" + std::to_string(s.port()) + " (1 worker)");
+            "listening on http://127.0.0.1:" + std::to_string(s.port()) + " (1 worker; HTTP/1.1)");
   EXPECT_GT(s.port(), 0);
   EXPECT_EQ(s.stop(), 0) << "SIGTERM exits 0";
 }
@@ -123,7 +123,9 @@ TEST(Server, PortInUseIsOneLineAndExit1) {
   std::string port = std::to_string(squatter.port());
   RunResult r = run_binary(binary_path("sanic"), {"-H", "127.0.0.1", "-p", port});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "cannot listen on 127.0.0.1:" + port + ": address already in use\n");
+  EXPECT_EQ(r.err, "hello-sanic: cannot listen on 127.0.0.1:" + port +
+                       ": address already in use (choose another with --port, or -p 0 for any "
+                       "free port)\n");
 }
 
 TEST(Server, SecondServerOnTheSamePortIsRefused) {
@@ -132,7 +134,9 @@ TEST(Server, SecondServerOnTheSamePortIsRefused) {
   std::string port = std::to_string(first.port());
   RunResult r = run_binary(binary_path("tornado"), {"-H", "127.0.0.1", "-p", port});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "cannot listen on 127.0.0.1:" + port + ": address already in use\n");
+  EXPECT_EQ(r.err, "hello-tornado: cannot listen on 127.0.0.1:" + port +
+                       ": address already in use (choose another with --port, or -p 0 for any "
+                       "free port)\n");
 }
 
 TEST(Server, BadFlagsPrintAUsageLineAndExit2) {
