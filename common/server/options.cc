@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstring>
 #include <random>
 
@@ -174,12 +175,12 @@ void add_route_flags(CLI::App& app, Options& opt) {
       ->type_name("BYTES")
       ->group(kRoutes);
   app.add_option("--stall", opt.stalls,
-                 "Freeze every worker at once, like a stop-the-world GC pause: the loop does "
-                 "nothing and requests queue up on every connection. DURATION/EVERY (e.g. "
-                 "200ms/5s): for DURATION every EVERY, the first EVERY after start; "
-                 "DURATION@AT (e.g. 500ms@3s): once, AT after start. DURATION up to 60s; "
-                 "repeatable. Shows whether a load tester corrects for coordinated omission "
-                 "(as pressing ^Z on the server would)")
+                 "Freeze every worker at once, like a stop-the-world GC pause (as pressing ^Z "
+                 "on the server would), to show whether a load tester corrects for coordinated "
+                 "omission: the loop does nothing and requests queue up on every connection. "
+                 "DURATION/EVERY (e.g. 200ms/5s): for DURATION every EVERY, the first EVERY after "
+                 "start; DURATION@AT (e.g. 500ms@3s): once, AT after start. DURATION up to 60s; "
+                 "repeatable")
       ->type_name("SPEC")
       ->allow_extra_args(false)
       ->group(kRoutes);
@@ -370,21 +371,31 @@ bool check_values(const Persona& persona, Options& opt) {
   return true;
 }
 
-// A flag that takes a value but is the last word, or is followed by another
-// flag: "--port needs a value (PORT)", where CLI11 would say "1 required
-// PORT missing". Empty if every such flag has its value.
-std::string missing_value(const CLI::App& app, int argc, char** argv) {
-  auto option = [&app](const char* arg) -> const CLI::Option* {
-    if (arg[0] != '-' || std::strchr(arg, '=') != nullptr) return nullptr;
+// What CLI11 would say in its own words about the shape of the command
+// line, said plainly: a flag that takes a value but is the last word or is
+// followed by another flag ("--port needs a value (PORT)", for "1 required
+// PORT missing"), or a one-value flag given twice ("--port is given twice",
+// for "At Most 1 required but received 2"). Empty if neither.
+std::string misshapen(const CLI::App& app, int argc, char** argv) {
+  auto option = [&app](std::string arg) -> const CLI::Option* {
+    if (arg.size() < 2 || arg[0] != '-') return nullptr;
+    if (size_t eq = arg.find('='); eq != std::string::npos) arg.resize(eq);
     for (const CLI::Option* o : app.get_options())
       if (o->check_name(arg)) return o;
     return nullptr;
   };
+  std::vector<const CLI::Option*> seen;
   for (int i = 1; i < argc; ++i) {
     const CLI::Option* o = option(argv[i]);
-    if (o == nullptr || o->get_expected_min() == 0) continue;
+    if (o == nullptr) continue;
+    std::string flag = "--" + o->get_lnames()[0];
+    if (o->get_expected_max() == 1 && std::find(seen.begin(), seen.end(), o) != seen.end())
+      return flag + " is given twice";
+    seen.push_back(o);
+    if (o->get_expected_min() == 0 || std::strchr(argv[i], '=') != nullptr) continue;
     if (i + 1 == argc || option(argv[i + 1]) != nullptr)
-      return fmt::format("--{} needs a value ({})", o->get_lnames()[0], o->get_type_name());
+      return fmt::format("{} needs a value ({})", flag, o->get_type_name());
+    ++i;  // its value, which may look like a flag ("-1")
   }
   return "";
 }
@@ -414,8 +425,8 @@ std::unique_ptr<CLI::App> make_app(const Persona& persona, Options& opt) {
 
 std::optional<int> parse_options(const Persona& persona, int argc, char** argv, Options& opt) {
   std::unique_ptr<CLI::App> app = make_app(persona, opt);
-  if (std::string missing = missing_value(*app, argc, argv); !missing.empty()) {
-    usage_error(opt, missing);
+  if (std::string wrong = misshapen(*app, argc, argv); !wrong.empty()) {
+    usage_error(opt, wrong);
     return kExitUsage;
   }
   try {

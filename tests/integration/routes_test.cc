@@ -203,7 +203,8 @@ TEST(Routes, ABadFileIsOneLineNamingThePlaceAndExit2) {
 
   r = run_binary(binary_path("flask"), {"-p", "0", "--routes", "/nonexistent.json"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "hello-flask: --routes: /nonexistent.json: cannot read: No such file or directory\n");
+  EXPECT_EQ(r.err,
+            "hello-flask: --routes: /nonexistent.json: cannot read: No such file or directory\n");
   fs::remove(file);
 }
 

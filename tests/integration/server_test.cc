@@ -168,7 +168,20 @@ TEST(Server, HelpSaysThePersonasLine) {
     RunResult help = run_binary(binary_path(p.name), {"--help"});
     EXPECT_EQ(help.exit_code, 0) << p.name;
     EXPECT_EQ(help.out.rfind("hello-" + p.name + ": " + p.summary + "\n", 0), 0u) << help.out;
-    EXPECT_NE(help.out.find("]=" + std::to_string(p.port) + "\n"), std::string::npos) << help.out;
+    EXPECT_NE(help.out.find("Default: " + std::to_string(p.port) + ".  Env: HELLO_PORT"),
+              std::string::npos)
+        << help.out;
+  }
+}
+
+// Issue 34: every persona's --help is read in an 80-column terminal, its
+// summary line too.
+TEST(Server, EveryPersonasHelpFitsIn80Columns) {
+  for (const PersonaInfo& p : read_personas()) {
+    RunResult help = run_binary(binary_path(p.name), {"--help"});
+    size_t start = 0;
+    for (size_t end; (end = help.out.find('\n', start)) != std::string::npos; start = end + 1)
+      EXPECT_LE(end - start, 80u) << p.name << ": " << help.out.substr(start, end - start);
   }
 }
 
