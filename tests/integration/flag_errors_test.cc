@@ -259,6 +259,8 @@ TEST(FlagErrors, ANumberIsSaidInPlainWords) {
   EXPECT_EQ(r.err, usage_line("--tls-min must be 1.2 or 1.3 (got 1.1)"));
   r = run_binary(binary_path("sanic"), {"-H", "127.0.0.1", "--port"});
   EXPECT_EQ(r.err, usage_line("--port needs a value (PORT)"));
+  r = run_binary(binary_path("sanic"), {"-H", "127.0.0.1", "-p", "0", "--port", "1"});
+  EXPECT_EQ(r.err, usage_line("--port is given twice"));
 }
 
 }  // namespace
