@@ -38,14 +38,7 @@ std::string bound(const NumberRule& rule, long double value) {
 FlagValueError::FlagValueError(std::string flag, std::string value, std::string why, bool of_value)
     : CLI::ValidationError(of_value ? fmt::format("{}: '{}' is {}", flag, shown_value(value), why)
                                     : fmt::format("{} {} (got {})", flag, why, shown_value(value))),
-      flag_(std::move(flag)),
-      value_(std::move(value)),
-      why_(std::move(why)),
-      of_value_(of_value) {}
-
-std::string FlagValueError::for_flag() const {
-  return what();
-}
+      why_(std::move(why)) {}
 
 long double parse_number(const std::string& flag, const std::string& text, const NumberRule& rule) {
   if (text.empty()) throw FlagValueError(flag, text, "not a number", true);

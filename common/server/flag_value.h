@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace hello {
 
@@ -22,13 +23,12 @@ class FlagValueError : public CLI::ValidationError {
   FlagValueError(std::string flag, std::string value, std::string why, bool of_value);
 
   // "--port: 'abc' is not a number", "--workers must be from 1 to 1024 (got 0)".
-  std::string for_flag() const;
+  std::string for_flag() const { return what(); }
   // For "HELLO_PORT=\"abc\": ...": "not a number", "must be from 1 to 1024".
   const std::string& why() const { return why_; }
 
  private:
-  std::string flag_, value_, why_;
-  bool of_value_;
+  std::string why_;
 };
 
 // The allowed range of a number flag. `unit` is said after the bounds
