@@ -12,16 +12,12 @@
 #include <cstdlib>
 #include <vector>
 
+#include "server/flag_value.h"
 #include "server/options.h"
 
 namespace hello {
 
 namespace {
-
-// Flags that are modes or answers, not settings: no variable.
-bool has_variable(const std::string& long_name) {
-  return long_name != "help" && long_name != "version" && long_name != "probe";
-}
 
 // 1, true, yes, on → 1; 0, false, no, off → 0; anything else → -1.
 int boolean_value(std::string value) {
@@ -37,8 +33,8 @@ int boolean_value(std::string value) {
 // The error line: "hello-NAME: HELLO_X="value": why".
 void env_error(const Options& opt, const std::string& var, const std::string& value,
                std::string_view why) {
-  fmt::print(stderr, "{}: {}=\"{}\": {} (from the environment; see --help)\n", opt.name, var, value,
-             why);
+  fmt::print(stderr, "{}: {}=\"{}\": {} (from the environment; see --help)\n", opt.name, var,
+             shown_value(value), why);
 }
 
 // The option's results from the variable's text; false if a boolean is none.
@@ -85,6 +81,10 @@ bool excluded(const CLI::Option& o, const std::vector<CLI::Option*>& from_env,
 
 }  // namespace
 
+bool has_variable(const std::string& long_name) {
+  return long_name != "help" && long_name != "version" && long_name != "probe";
+}
+
 std::string env_name(std::string_view long_name) {
   std::string var = "HELLO_";
   for (char c : long_name)
@@ -93,18 +93,12 @@ std::string env_name(std::string_view long_name) {
 }
 
 void describe_environment(CLI::App& app) {
-  for (CLI::Option* o : app.get_options()) {
-    if (o->get_lnames().empty() || !has_variable(o->get_lnames()[0])) continue;
-    std::string var = env_name(o->get_lnames()[0]);
-    if (var == "HELLO_PORT") var += " or $PORT";
-    o->description(fmt::format("{} [${}]", o->get_description(), var));
-  }
   app.footer(
-      "Environment: each flag's variable is shown as [$HELLO_...]; a flag given beats its "
-      "variable, a variable beats the default, an empty one counts as unset. A flag takes "
-      "1, true, yes or on (or 0, false, no, off); HELLO_STALL a comma-separated list; "
-      "HELLO_ACCESS_LOG a path, or - for stdout. A bad value is one line naming the "
-      "variable, and exit status 2.");
+      "Environment: each option's variable is named under it (Env:); an option given "
+      "beats its variable, a variable beats the default, an empty one counts as unset. "
+      "A flag's variable takes 1, true, yes or on (or 0, false, no, off); HELLO_STALL a "
+      "comma-separated list; HELLO_ACCESS_LOG a path, or - for stdout. A bad value is one "
+      "line naming the variable, and exit status 2.");
 }
 
 bool apply_environment(CLI::App& app, Options& opt) {
@@ -136,6 +130,9 @@ bool apply_environment(CLI::App& app, Options& opt) {
         return false;
       }
       if (set) o->run_callback();
+    } catch (const FlagValueError& e) {
+      env_error(opt, var, value, e.why());
+      return false;
     } catch (const CLI::Error& e) {
       // CLI11's text starts with the flag's name: the variable replaces it.
       std::string why = e.what();

@@ -19,8 +19,11 @@ struct Options;
 // The variable of a long flag's name: "shape-default" → "HELLO_SHAPE_DEFAULT".
 std::string env_name(std::string_view long_name);
 
-// Appends " [$HELLO_...]" to each flag's --help text, and a footer on
-// PORT, booleans and lists.
+// Whether the flag `long_name` ("port") has a variable: all but help,
+// version and probe, which are modes, not settings.
+bool has_variable(const std::string& long_name);
+
+// The footer of --help on the variables: precedence, booleans and lists.
 void describe_environment(CLI::App& app);
 
 // Gives each flag the command line left out its variable's value, checked

@@ -5,11 +5,15 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstring>
 #include <random>
 
 #include "base/duration.h"
 #include "net/probe.h"
 #include "server/environment.h"
+#include "server/flag_value.h"
+#include "server/help.h"
 #include "server/run.h"
 #include "shaping/shape.h"
 #include "shaping/stall.h"
@@ -24,137 +28,175 @@ const std::string_view kVersion = HELLO_VERSION;
 
 namespace {
 
-// Where to listen and what to answer there.
-void add_serving_flags(CLI::App& app, Options& opt) {
-  app.add_option("-H,--host", opt.host, "Address to listen on")->capture_default_str();
-  app.add_option("-p,--port", opt.port, "Port to listen on; 0 picks a free one")
+// The sections of --help, in its order (server/help.h).
+constexpr const char* kListening = "Listening and workers";
+constexpr const char* kLogs = "Logs, stats and admin";
+constexpr const char* kLimits = "Limits and timeouts";
+constexpr const char* kRoutes = "Routes and shaping";
+constexpr const char* kTls = "TLS";
+constexpr const char* kHttp2 = "HTTP/2";
+constexpr const char* kProbe = "Probe";
+
+// Seconds a deadline may be: more than 0, at most a day.
+constexpr NumberRule kSeconds = seconds(0, 86400, true);
+
+// Where to listen, and the worker threads.
+void add_listening_flags(CLI::App& app, Options& opt) {
+  app.add_option("-H,--host", opt.host, "Address to listen on")
       ->capture_default_str()
-      ->check(CLI::Range(0, 65535));
+      ->type_name("ADDRESS")
+      ->group(kListening);
+  add_number(app, "-p,--port", opt.port, whole(0, 65535), "Port to listen on; 0 picks a free one")
+      ->type_name("PORT")
+      ->group(kListening);
+  auto* workers = add_number(app, "-w,--workers", opt.workers, whole(1, 1024),
+                             "Worker threads, one loop and one SO_REUSEPORT listener each")
+                      ->type_name("N")
+                      ->group(kListening);
+  app.add_flag("--fast", opt.fast,
+               "As many workers as CPUs this process may run on: its affinity mask, or fewer "
+               "where a cgroup's CPU quota allows fewer (a container's limit); not with "
+               "--workers")
+      ->excludes(workers)
+      ->group(kListening);
+  app.add_flag("--pin", opt.pin, "Pin worker i to the i-th CPU this process may run on")
+      ->group(kListening);
+  app.add_flag("--no-defer-accept", opt.no_defer_accept,
+               "Accept a connection at its handshake, not at its first bytes (TCP_DEFER_ACCEPT, "
+               "on by default: a silent client is accepted about a second late)")
+      ->group(kListening);
+}
+
+// The access log, the statistics and the admin port.
+void add_log_flags(CLI::App& app, Options& opt) {
+  app.add_option("--access-log", opt.access_log_path,
+                 "Common Log Format, one line per response: to stdout, or with "
+                 "=PATH appended to PATH")
+      ->expected(0, 1)
+      ->type_name("[=PATH]")
+      ->group(kLogs);
+  add_choice(app, "--access-log-format", opt.access_log_format, {"clf", "json"},
+             "The access log's lines: clf (Common Log Format) or json (one JSON object a "
+             "line, with the peer's port, the service time and the shaping decision); "
+             "needs --access-log")
+      ->type_name("FORMAT")
+      ->group(kLogs);
+  add_number(app, "--stats-interval", opt.stats_interval, kSeconds,
+             "Print requests per second and open connections to stderr every SECONDS")
+      ->type_name("SECONDS")
+      ->default_str("")
+      ->group(kLogs);
+  app.add_option("--stats-json", opt.stats_json, "Write the exit summary as JSON to PATH")
+      ->type_name("PATH")
+      ->group(kLogs);
+  app.add_option("--admin", opt.admin,
+                 "Serve a live page (/), /metrics (Prometheus), /healthz, /readyz and /stats on "
+                 "this address, never the persona's port (docs/observability.md); keep it on "
+                 "loopback or a private network")
+      ->type_name("HOST:PORT")
+      ->group(kLogs);
+}
+
+// The limits and deadlines of a request and a connection
+// (docs/hardening.md), and of the shutdown.
+void add_limit_flags(CLI::App& app, Options& opt) {
+  auto& limits = opt.worker.limits;
+  add_number(app, "--max-header-bytes", limits.max_header_bytes, whole(256, 1 << 24, "bytes"),
+             "Request line plus headers; beyond it 431 (414 for the request line alone)")
+      ->type_name("BYTES")
+      ->group(kLimits);
+  add_number(app, "--max-body-bytes", limits.max_body_bytes, whole(0, 1ull << 40, "bytes", "1 TiB"),
+             "Request body (read and discarded); beyond it 413")
+      ->type_name("BYTES")
+      ->group(kLimits);
+  add_number(app, "--header-timeout", opt.header_timeout, kSeconds,
+             "Seconds from a request's first byte to its last; then 408 and close")
+      ->type_name("SECONDS")
+      ->group(kLimits);
+  add_number(app, "--keepalive-timeout", opt.keep_alive_timeout, whole(1, 86400, "seconds"),
+             "Seconds an idle keep-alive connection stays open (the framework's default)")
+      ->type_name("SECONDS")
+      ->group(kLimits);
+  add_number(app, "--send-timeout", opt.send_timeout, kSeconds,
+             "Seconds a client may leave our output unread before it is closed")
+      ->type_name("SECONDS")
+      ->group(kLimits);
+  add_number(app, "--max-connections", opt.worker.max_connections, whole(1, 1 << 24),
+             "Open connections per worker; beyond it new ones are closed at once")
+      ->type_name("N")
+      ->group(kLimits);
+  add_number(app, "--shutdown-timeout", opt.shutdown_timeout, seconds(0, 86400, false),
+             "On SIGINT/SIGTERM, force-close what remains after SECONDS")
+      ->type_name("SECONDS")
+      ->group(kLimits);
+}
+
+// The routes, delays, shaped answers (docs/shaping.md) and stalls.
+void add_route_flags(CLI::App& app, Options& opt) {
   app.add_flag("--json", opt.table.json,
-               "Answer / with the persona's JSON body instead of its text");
+               "Answer / with the persona's JSON body instead of its text")
+      ->group(kRoutes);
   app.add_option("--routes", opt.routes_path,
                  "Also answer the routes of this JSON file (docs/routes.md); a route of the "
                  "file replaces the persona's with the same method and path")
-      ->type_name("FILE.json");
+      ->type_name("FILE.json")
+      ->group(kRoutes);
   app.add_flag("--keep-alive", opt.table.keep_alive,
-               "Keep connections alive per HTTP rules even where the framework closes them");
-}
-
-// The worker threads, the access log, the statistics and the shutdown.
-void add_process_flags(CLI::App& app, Options& opt) {
-  auto* workers = app.add_option("-w,--workers", opt.workers,
-                                 "Worker threads, one loop and one "
-                                 "SO_REUSEPORT listener each")
-                      ->capture_default_str()
-                      ->check(CLI::Range(1, 1024));
-  app.add_flag("--fast", opt.fast,
-               "As many workers as CPUs this process may run on: its affinity mask, or fewer "
-               "where a cgroup's CPU quota allows fewer (a container's limit)")
-      ->excludes(workers);
-  app.add_flag("--pin", opt.pin, "Pin worker i to the i-th CPU this process may run on");
-  app.add_option("--access-log", opt.access_log_path,
-                 "Common Log Format, one line per response: to stdout, or with "
-                 "=PATH appended to PATH (off by default)")
-      ->expected(0, 1);
-  app.add_option("--access-log-format", opt.access_log_format,
-                 "The access log's lines: clf (Common Log Format) or json (one JSON object a "
-                 "line, with the peer's port, the service time and the shaping decision); "
-                 "needs --access-log")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"clf", "json"}));
-  app.add_option("--stats-interval", opt.stats_interval,
-                 "Print requests per second and open connections to stderr every SECONDS")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--stats-json", opt.stats_json, "Write the exit summary as JSON to PATH");
-  app.add_option("--shutdown-timeout", opt.shutdown_timeout,
-                 "On SIGINT/SIGTERM, force-close what remains after SECONDS")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-}
-
-// The limits and deadlines of a request (docs/hardening.md).
-void add_request_flags(CLI::App& app, Options& opt) {
-  app.add_option("--max-header-bytes", opt.worker.limits.max_header_bytes,
-                 "Request line plus headers; beyond it 431 (414 for the request line alone)")
-      ->capture_default_str()
-      ->check(CLI::Range(size_t{256}, size_t{1} << 24));
-  app.add_option("--max-body-bytes", opt.worker.limits.max_body_bytes,
-                 "Request body (read and discarded); beyond it 413")
-      ->capture_default_str()
-      ->check(CLI::Range(size_t{0}, size_t{1} << 40));
-  app.add_option("--header-timeout", opt.header_timeout,
-                 "Seconds from a request's first byte to its last; then 408 and close")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--keepalive-timeout", opt.keep_alive_timeout,
-                 "Seconds an idle keep-alive connection stays open (the framework's default)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 86400));
-}
-
-// Delays, shaped answers (docs/shaping.md) and stalls.
-void add_shaping_flags(CLI::App& app, Options& opt) {
+               "Keep connections alive per HTTP rules even where the framework closes them")
+      ->group(kRoutes);
   app.add_option("--max-delay", opt.max_delay,
                  "The longest a route's \"delay\" or a shaped delay or drip may be (us, ms or s)")
       ->capture_default_str()
-      ->type_name("DURATION");
+      ->type_name("DURATION")
+      ->group(kRoutes);
   app.add_flag("--shape", opt.table.shape,
                "Shape answers by the request: delay, status, size, header, close, reset and drip "
                "in the query string or an X-Hello-Shape header, in fortio's syntax "
-               "(docs/shaping.md); off, a query changes nothing");
+               "(docs/shaping.md); off, a query changes nothing")
+      ->group(kRoutes);
   app.add_option("--shape-default", opt.table.shape_default,
                  "The shape of every request that carries none, e.g. "
                  "'delay=1ms:50,10ms:5&status=503:1'; implies --shape")
-      ->type_name("PARAMS");
-  app.add_option("--seed", opt.seed,
+      ->type_name("PARAMS")
+      ->group(kRoutes);
+  auto seed = [&opt](const CLI::results_t& results) {
+    constexpr NumberRule kSeed = whole(0, 18446744073709551615.0L, "", "2^64 - 1");
+    opt.seed = static_cast<uint64_t>(parse_number("--seed", results.back(), kSeed));
+    return true;
+  };
+  app.add_option("--seed", CLI::callback_t(seed),
                  "Seed the shaping decisions (worker i uses N + i): the same requests in the "
-                 "same order get the same decisions; random by default")
-      ->type_name("N")
+                 "same order get the same decisions")
       ->expected(1)
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--max-size", opt.max_size, "The largest body a shaped 'size' may ask for")
-      ->capture_default_str()
+      ->type_name("N")
+      ->group(kRoutes);
+  add_number(app, "--max-size", opt.max_size, whole(0, 1ull << 40, "bytes", "1 TiB"),
+             "The largest body a shaped 'size' may ask for")
       ->type_name("BYTES")
-      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40));
+      ->group(kRoutes);
   app.add_option("--stall", opt.stalls,
-                 "Freeze every worker at once, like a stop-the-world GC pause: the loop does\n"
-                 "nothing and requests queue up on every connection. DURATION/EVERY (e.g.\n"
-                 "200ms/5s): for DURATION every EVERY, the first EVERY after start;\n"
-                 "DURATION@AT (e.g. 500ms@3s): once, AT after start. DURATION up to 60s;\n"
-                 "repeatable. Shows whether a load tester corrects for coordinated omission\n"
-                 "(as pressing ^Z on the server would)")
+                 "Freeze every worker at once, like a stop-the-world GC pause (as pressing ^Z "
+                 "on the server would), to show whether a load tester corrects for coordinated "
+                 "omission: the loop does nothing and requests queue up on every connection. "
+                 "DURATION/EVERY (e.g. 200ms/5s): for DURATION every EVERY, the first EVERY after "
+                 "start; DURATION@AT (e.g. 500ms@3s): once, AT after start. DURATION up to 60s; "
+                 "repeatable")
       ->type_name("SPEC")
-      ->allow_extra_args(false);
+      ->allow_extra_args(false)
+      ->group(kRoutes);
 }
 
-// Slow readers, the connection limit, accepting and the admin port.
-void add_connection_flags(CLI::App& app, Options& opt) {
-  app.add_option("--send-timeout", opt.send_timeout,
-                 "Seconds a client may leave our output unread before it is closed")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--max-connections", opt.worker.max_connections,
-                 "Open connections per worker; beyond it new ones are closed at once")
-      ->capture_default_str()
-      ->check(CLI::Range(size_t{1}, size_t{1} << 24));
+// HTTP/2 beside HTTP/1.1 (docs/http2.md).
+void add_http2_flags(CLI::App& app, Options& opt) {
   app.add_flag("--h2", opt.worker.h2,
                "HTTP/2 beside HTTP/1.1 on the port: by ALPN h2 with --tls; in clear by the "
-               "preface (h2c, prior knowledge) or by Upgrade: h2c (docs/http2.md)");
-  app.add_option("--h2-max-streams", opt.worker.h2_max_streams,
-                 "With --h2: SETTINGS_MAX_CONCURRENT_STREAMS, the streams one HTTP/2 connection "
-                 "may have open at once; beyond it a stream is refused")
-      ->capture_default_str()
+               "preface (h2c, prior knowledge) or by Upgrade: h2c (docs/http2.md)")
+      ->group(kHttp2);
+  add_number(app, "--h2-max-streams", opt.worker.h2_max_streams, whole(1, 0x7fffffff),
+             "With --h2: SETTINGS_MAX_CONCURRENT_STREAMS, the streams one HTTP/2 connection "
+             "may have open at once; beyond it a stream is refused")
       ->type_name("N")
-      ->check(CLI::Range(uint32_t{1}, uint32_t{0x7fffffff}));
-  app.add_flag("--no-defer-accept", opt.no_defer_accept,
-               "Accept a connection at its handshake, not at its first bytes (TCP_DEFER_ACCEPT, "
-               "on by default: a silent client is accepted about a second late)");
-  app.add_option("--admin", opt.admin,
-                 "Serve a live page (/), /metrics (Prometheus), /healthz, /readyz and /stats on "
-                 "this address, "
-                 "never the persona's port (docs/observability.md); keep it on loopback or a "
-                 "private network")
-      ->type_name("HOST:PORT");
+      ->group(kHttp2);
 }
 
 // A health check for an image without curl (docs/containers.md).
@@ -163,12 +205,12 @@ void add_probe_flags(CLI::App& app, Options& opt) {
                  "Do not serve: GET URL once, print one line, exit 0 on a 2xx answer, else 1. "
                  "URL is http://HOST:PORT/PATH, or /PATH on --admin's address (a container's "
                  "HEALTHCHECK or a Kubernetes exec probe: --probe /readyz)")
-      ->type_name("URL");
-  app.add_option("--probe-timeout", opt.probe_timeout,
-                 "The longest --probe waits for the connection and the status line")
-      ->capture_default_str()
+      ->type_name("URL")
+      ->group(kProbe);
+  add_number(app, "--probe-timeout", opt.probe_timeout, seconds(0.001, 3600, false),
+             "The longest --probe waits for the connection and the status line")
       ->type_name("SECONDS")
-      ->check(CLI::Range(0.001, 3600.0));
+      ->group(kProbe);
 }
 
 // HTTPS on the persona's port (docs/tls.md).
@@ -177,33 +219,48 @@ void add_tls_flags(CLI::App& app, Options& opt) {
   app.add_flag("--tls", t.enabled,
                "Speak TLS (1.2 and 1.3, OpenSSL) on the port; without --tls-cert a certificate "
                "for localhost, 127.0.0.1, ::1 and --host is made at start, its SHA-256 "
-               "fingerprint on the listening line");
+               "fingerprint on the listening line")
+      ->group(kTls);
   app.add_option("--tls-cert", t.cert_path, "PEM certificate, the chain after it; implies --tls")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->group(kTls);
   app.add_option("--tls-key", t.key_path, "PEM private key of --tls-cert, not passphrase-protected")
-      ->type_name("FILE");
-  app.add_option("--tls-key-type", t.key_type,
-                 "The key of a certificate made at start: ecdsa-p256, or rsa2048 (what "
-                 "Werkzeug's adhoc certificate has)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"ecdsa-p256", "rsa2048"}));
+      ->type_name("FILE")
+      ->group(kTls);
+  add_choice(app, "--tls-key-type", t.key_type, {"ecdsa-p256", "rsa2048"},
+             "The key of a certificate made at start: ecdsa-p256, or rsa2048 (what "
+             "Werkzeug's adhoc certificate has)")
+      ->type_name("TYPE")
+      ->group(kTls);
   app.add_option("--tls-write-cert", t.write_cert,
                  "Write the certificate (PEM) to PATH, for curl --cacert PATH")
-      ->type_name("PATH");
-  app.add_option("--tls-min", t.min_version, "The lowest TLS version: 1.2 or 1.3")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"1.2", "1.3"}));
-  app.add_option("--tls-ciphers", t.ciphers,
-                 "TLS 1.2 cipher list, in OpenSSL's syntax (default: ECDHE with AES-GCM or "
-                 "ChaCha20-Poly1305 only)")
-      ->type_name("LIST");
-  app.add_option("--tls-ciphersuites", t.ciphersuites,
-                 "TLS 1.3 cipher suites, in OpenSSL's syntax (default: OpenSSL's)")
-      ->type_name("LIST");
-  app.add_option("--tls-groups", t.groups, "Key exchange groups (default X25519:P-256:P-384)")
-      ->type_name("LIST");
+      ->type_name("PATH")
+      ->group(kTls);
+  add_choice(app, "--tls-min", t.min_version, {"1.2", "1.3"}, "The lowest TLS version: 1.2 or 1.3")
+      ->type_name("VERSION")
+      ->group(kTls);
+  app.add_option("--tls-ciphers", t.ciphers, "TLS 1.2 cipher list, in OpenSSL's syntax")
+      ->type_name("LIST")
+      ->group(kTls);
+  app.add_option("--tls-ciphersuites", t.ciphersuites, "TLS 1.3 cipher suites, in OpenSSL's syntax")
+      ->type_name("LIST")
+      ->group(kTls);
+  app.add_option("--tls-groups", t.groups, "Key exchange groups")->type_name("LIST")->group(kTls);
   app.add_flag("--tls-no-resume", t.no_resume,
-               "No session tickets and no session cache: every connection is a full handshake");
+               "No session tickets and no session cache: every connection is a full handshake")
+      ->group(kTls);
+}
+
+// What --help says for a default that is no value of the option's own.
+void describe_defaults(HelpFormatter& help) {
+  help.default_text("--access-log", "off");
+  help.default_text("--stats-interval", "off");
+  help.default_text("--admin", "off");
+  help.default_text("--seed", "random");
+  help.default_text("--tls-cert", "a certificate made at start");
+  help.default_text("--tls-ciphers", "ECDHE with AES-GCM or ChaCha20-Poly1305 only");
+  help.default_text("--tls-ciphersuites", "OpenSSL's");
+  help.default_text("--tls-groups", "X25519:P-256:P-384");
 }
 
 // The --tls flags together: a certificate with its key, and no TLS flag
@@ -261,7 +318,7 @@ bool check_shaping(const Persona& persona, Options& opt) {
       return false;
     }
   }
-  opt.worker.seed = opt.seed.empty() ? std::random_device{}() : opt.seed[0];
+  opt.worker.seed = opt.seed ? *opt.seed : std::random_device{}();
   return true;
 }
 
@@ -289,7 +346,7 @@ bool load_file_routes(const Persona& persona, Options& opt) {
   std::string error;
   if (!load_routes(opt.routes_path, text_type, persona.head, opt.routes, error,
                    opt.table.shape_limits)) {
-    fmt::print(stderr, "{}: {}\n", opt.name, error);
+    fmt::print(stderr, "{}: {}: {}\n", opt.name, given_as(opt, "--routes"), error);
     return false;
   }
   opt.table.routes = &opt.routes;
@@ -314,6 +371,35 @@ bool check_values(const Persona& persona, Options& opt) {
   return true;
 }
 
+// What CLI11 would say in its own words about the shape of the command
+// line, said plainly: a flag that takes a value but is the last word or is
+// followed by another flag ("--port needs a value (PORT)", for "1 required
+// PORT missing"), or a one-value flag given twice ("--port is given twice",
+// for "At Most 1 required but received 2"). Empty if neither.
+std::string misshapen(const CLI::App& app, int argc, char** argv) {
+  auto option = [&app](std::string arg) -> const CLI::Option* {
+    if (arg.size() < 2 || arg[0] != '-') return nullptr;
+    if (size_t eq = arg.find('='); eq != std::string::npos) arg.resize(eq);
+    for (const CLI::Option* o : app.get_options())
+      if (o->check_name(arg)) return o;
+    return nullptr;
+  };
+  std::vector<const CLI::Option*> seen;
+  for (int i = 1; i < argc; ++i) {
+    const CLI::Option* o = option(argv[i]);
+    if (o == nullptr) continue;
+    std::string flag = "--" + o->get_lnames()[0];
+    if (o->get_expected_max() == 1 && std::find(seen.begin(), seen.end(), o) != seen.end())
+      return flag + " is given twice";
+    seen.push_back(o);
+    if (o->get_expected_min() == 0 || std::strchr(argv[i], '=') != nullptr) continue;
+    if (i + 1 == argc || option(argv[i + 1]) != nullptr)
+      return fmt::format("{} needs a value ({})", flag, o->get_type_name());
+    ++i;  // its value, which may look like a flag ("-1")
+  }
+  return "";
+}
+
 }  // namespace
 
 std::unique_ptr<CLI::App> make_app(const Persona& persona, Options& opt) {
@@ -321,22 +407,33 @@ std::unique_ptr<CLI::App> make_app(const Persona& persona, Options& opt) {
   opt.port = persona.port;
   opt.keep_alive_timeout = persona.keep_alive_timeout;
   auto app = std::make_unique<CLI::App>(fmt::format("{}: {}", opt.name, persona.summary), opt.name);
-  add_serving_flags(*app, opt);
-  add_process_flags(*app, opt);
-  add_request_flags(*app, opt);
-  add_shaping_flags(*app, opt);
-  add_connection_flags(*app, opt);
+  auto help = std::make_shared<HelpFormatter>();
+  describe_defaults(*help);
+  app->formatter(help);
+  add_listening_flags(*app, opt);
+  add_log_flags(*app, opt);
+  add_limit_flags(*app, opt);
+  add_route_flags(*app, opt);
   add_tls_flags(*app, opt);
+  add_http2_flags(*app, opt);
   add_probe_flags(*app, opt);
-  app->set_version_flag("-V,--version", fmt::format("{} {}", opt.name, kVersion));
+  app->set_version_flag("-V,--version", fmt::format("{} {}", opt.name, kVersion))->group("Help");
+  app->get_help_ptr()->description("Print this help and exit")->group("Help");
   describe_environment(*app);
   return app;
 }
 
 std::optional<int> parse_options(const Persona& persona, int argc, char** argv, Options& opt) {
   std::unique_ptr<CLI::App> app = make_app(persona, opt);
+  if (std::string wrong = misshapen(*app, argc, argv); !wrong.empty()) {
+    usage_error(opt, wrong);
+    return kExitUsage;
+  }
   try {
     app->parse(argc, argv);
+  } catch (const FlagValueError& e) {
+    usage_error(opt, e.for_flag());
+    return kExitUsage;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app->exit(e);
     usage_error(opt, e.what());

@@ -53,7 +53,7 @@ struct Options {
   double send_timeout = 30;
   std::string max_delay = "60s";      // --max-delay, a duration
   uint64_t max_size = 16 << 20;       // --max-size
-  std::vector<uint64_t> seed;         // --seed, if given
+  std::optional<uint64_t> seed;       // --seed, if given
   std::vector<std::string> stalls;    // --stall SPEC, each as given
   std::string admin;                  // --admin HOST:PORT, or empty
   bool no_defer_accept = false;       // --no-defer-accept

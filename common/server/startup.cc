@@ -79,13 +79,29 @@ int open_access_log(const Options& opt, Process& process) {
   if (!opt.access_log_path.empty()) {
     fd = open(opt.access_log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
-      fmt::print(stderr, "cannot open access log {}: {}\n", opt.access_log_path, strerror(errno));
-      return kExitStartup;
+      fmt::print(stderr, "{}: {} {}: cannot open it: {}\n", opt.name, given_as(opt, "--access-log"),
+                 opt.access_log_path, strerror(errno));
+      return kExitUsage;
     }
   }
   LogFormat format = opt.access_log_format == "json" ? LogFormat::json : LogFormat::clf;
   process.log_writer = std::make_unique<LogWriter>(fd, fd != 1, opt.workers, format);
   return 0;
+}
+
+// --stats-json: a path the exit summary can be written to, checked now
+// rather than found wrong when the run is over. The file itself is written
+// at exit.
+int check_stats_json(const Options& opt) {
+  if (opt.stats_json.empty()) return 0;
+  std::string dir = opt.stats_json.substr(0, opt.stats_json.rfind('/') + 1);
+  bool exists = access(opt.stats_json.c_str(), F_OK) == 0;
+  if (exists ? access(opt.stats_json.c_str(), W_OK) == 0
+             : access(dir.empty() ? "." : dir.c_str(), W_OK | X_OK) == 0)
+    return 0;
+  fmt::print(stderr, "{}: {} {}: cannot write it: {}\n", opt.name, given_as(opt, "--stats-json"),
+             opt.stats_json, strerror(errno));
+  return kExitUsage;
 }
 
 // --tls: the process's one context, its certificate given or made for
@@ -100,6 +116,12 @@ int make_tls(const Persona& persona, Options& opt, Process& process) {
       !write_file(opt.tls.write_cert, process.tls->certificate_pem()))
     error = fmt::format("--tls-write-cert {}: {}", opt.tls.write_cert, strerror(errno));
   if (!error.empty()) {
+    // The context's errors start with the flag they are about ("--tls-cert
+    // PATH: ..."): said as the user gave it, the variable if it was one.
+    if (error.rfind("--", 0) == 0) {
+      size_t end = error.find(' ');
+      error = given_as(opt, error.substr(0, end)) + error.substr(end);
+    }
     fmt::print(stderr, "{}: {}\n", opt.name, error);
     return kExitUsage;
   }
@@ -128,7 +150,13 @@ int listen_workers(const Persona& persona, Options& opt, Process& process,
     if (rc == 0 && i == 0) set_port(addr, pool[0]->port());
   }
   if (rc != 0) {
-    fmt::print(stderr, "cannot listen on {}: {}\n", address_text(sa, opt.port), uv_strerror(rc));
+    // The one failure a user meets every day: say how to get past it.
+    fmt::print(stderr, "{}: cannot listen on {}: {}{}\n", opt.name, address_text(sa, opt.port),
+               uv_strerror(rc),
+               rc == UV_EADDRINUSE
+                   ? fmt::format(" (choose another with {}, or -p 0 for any free port)",
+                                 given_as(opt, "--port"))
+                   : "");
     return kExitStartup;
   }
   return 0;
@@ -145,10 +173,18 @@ int start_control(const Persona& persona, const Options& opt, Control& control,
   if (!opt.admin.empty() && (rc = control.start_admin(admin_addr, persona.name, kVersion,
                                                       opt.worker.limits.max_header_bytes,
                                                       opt.worker.header_timeout_ms)) != 0) {
-    fmt::print(stderr, "cannot listen on {} (--admin): {}\n", opt.admin, uv_strerror(rc));
+    fmt::print(stderr, "{}: cannot listen on {} ({}): {}\n", opt.name, opt.admin,
+               given_as(opt, "--admin"), uv_strerror(rc));
     return kExitStartup;
   }
   return 0;
+}
+
+// What the port speaks, for the listening line: "HTTP/1.1", "HTTP/1.1, h2c"
+// or "HTTP/1.1, h2 by ALPN".
+const char* protocols(const Options& opt) {
+  if (!opt.worker.h2) return "HTTP/1.1";
+  return opt.tls.enabled ? "HTTP/1.1, h2 by ALPN" : "HTTP/1.1, h2c";
 }
 
 }  // namespace
@@ -158,7 +194,9 @@ int start_up(const Persona& persona, Options& opt, Process& process) {
   if (!resolve_admin(opt, &admin_addr)) return kExitUsage;
   struct sockaddr_storage addr;
   if (!resolve(opt.host, opt.port, &addr)) {
-    usage_error(opt, fmt::format("cannot resolve host '{}'", opt.host));
+    usage_error(opt, fmt::format("{}: cannot resolve '{}': an address such as 0.0.0.0 or ::1, "
+                                 "or a host name, expected",
+                                 given_as(opt, "--host"), opt.host));
     return kExitUsage;
   }
   std::vector<int> cpus = allowed_cpus();
@@ -176,6 +214,7 @@ int start_up(const Persona& persona, Options& opt, Process& process) {
     }
   }
   if (int rc = make_tls(persona, opt, process); rc != 0) return rc;
+  if (int rc = check_stats_json(opt); rc != 0) return rc;
   if (int rc = open_access_log(opt, process); rc != 0) return rc;
   // A client that resets mid-response must cost us a failed write, not the process.
   signal(SIGPIPE, SIG_IGN);
@@ -188,11 +227,11 @@ int start_up(const Persona& persona, Options& opt, Process& process) {
   const struct sockaddr* sa = reinterpret_cast<const struct sockaddr*>(&addr);
   std::string tls;
   if (process.tls)
-    tls = fmt::format(", TLS, certificate SHA-256 {}{}", process.tls->fingerprint(),
+    tls = fmt::format("; TLS, certificate SHA-256 {}{}", process.tls->fingerprint(),
                       process.tls->made() ? " made at start" : "");
-  fmt::print(stderr, "listening on {}://{} ({} worker{}{}{})\n", process.tls ? "https" : "http",
+  fmt::print(stderr, "listening on {}://{} ({} worker{}{}; {}{})\n", process.tls ? "https" : "http",
              address_text(sa, pool[0]->port()), opt.workers, opt.workers == 1 ? "" : "s", fast,
-             tls);
+             protocols(opt), tls);
   if (!opt.admin.empty())
     fmt::print(stderr, "admin on http://{}\n",
                address_text(admin_sa, process.control.admin_port()));

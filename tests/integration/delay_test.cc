@@ -309,13 +309,13 @@ TEST(Delay, ABadDelayIsOneLineAndExit2) {
   DelayRoutes bad_unit("2m");
   RunResult r = run_binary(binary_path("sanic"), {"--routes", bad_unit.path()});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "hello-sanic: " + bad_unit.path() +
+  EXPECT_EQ(r.err, "hello-sanic: --routes: " + bad_unit.path() +
                        ":1:66: bad \"delay\" \"2m\": unknown unit \"m\" (us, ms or s)\n");
   DelayRoutes too_long("61s");
   r = run_binary(binary_path("sanic"), {"--routes", too_long.path()});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err,
-            "hello-sanic: " + too_long.path() + ":1:66: \"delay\" 61s is over --max-delay 60s\n");
+  EXPECT_EQ(r.err, "hello-sanic: --routes: " + too_long.path() +
+                       ":1:66: \"delay\" 61s is over --max-delay 60s\n");
   r = run_binary(binary_path("sanic"), {"--routes", too_long.path(), "--max-delay", "1.5ms"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("\"delay\" 61s is over --max-delay 1500us\n"), std::string::npos) << r.err;

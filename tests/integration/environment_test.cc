@@ -54,7 +54,7 @@ TEST(Environment, VariablesReachTheServer) {
   Variable workers("HELLO_WORKERS", "2");
   Variable h2("HELLO_H2", "yes");
   ServerProcess s("tornado");
-  EXPECT_NE(s.banner().find("(2 workers)"), std::string::npos) << s.banner();
+  EXPECT_NE(s.banner().find("(2 workers; HTTP/1.1, h2c)"), std::string::npos) << s.banner();
   Client c(s.port());
   ASSERT_TRUE(c.send("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"));
   // The server's SETTINGS frame: HTTP/2 is on.

@@ -46,5 +46,25 @@ TEST(MultiCall, AnotherNameIsOneLineAndExit2) {
   EXPECT_NE(help.out.find(" sanic "), std::string::npos) << help.out;
 }
 
+TEST(MultiCall, NamedFirstItsHelpIsThePersonasOwn) {
+  for (const PersonaInfo& p : read_personas()) {
+    RunResult named = run_binary(multi_call_binary(), {p.name, "--help"});
+    EXPECT_EQ(named.exit_code, 0) << p.name;
+    EXPECT_EQ(named.out, run_binary(binary_path(p.name), {"--help"}).out) << p.name;
+  }
+}
+
+TEST(MultiCall, AnUnknownPersonaIsNamedAndThePersonasListed) {
+  RunResult r = run_binary(multi_call_binary(), {"nosuch"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown persona 'nosuch' (one of:"), std::string::npos) << r.err;
+  for (const PersonaInfo& p : read_personas())
+    EXPECT_NE(r.err.find(" " + p.name), std::string::npos) << p.name << ": " << r.err;
+  EXPECT_LT(r.err.size(), 160u) << r.err;
+  RunResult flag = run_binary(multi_call_binary(), {"-p", "5001"});
+  EXPECT_EQ(flag.exit_code, 2);
+  EXPECT_NE(flag.err.find("a persona first, not '-p'"), std::string::npos) << flag.err;
+}
+
 }  // namespace
 }  // namespace hello::test

@@ -188,7 +188,7 @@ TEST(Routes, ABadFileIsOneLineNamingThePlaceAndExit2) {
   RunResult r = run_binary(binary_path("sanic"), {"-p", "0", "--routes", file.string()});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err,
-            "hello-sanic: " + file.string() +
+            "hello-sanic: --routes: " + file.string() +
                 ":3:4: unknown key \"bdy\" in routes[0] (known: method, path, status, headers, "
                 "body, json, echo, delay, shape)\n");
   EXPECT_EQ(r.out, "") << "nothing listened";
@@ -197,13 +197,14 @@ TEST(Routes, ABadFileIsOneLineNamingThePlaceAndExit2) {
       << "{\"routes\": [\n  {\"method\": \"GET\" \"path\": \"/\"}]}\n";
   r = run_binary(binary_path("tornado"), {"-p", "0", "--routes", file.string()});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "hello-tornado: " + file.string() +
+  EXPECT_EQ(r.err, "hello-tornado: --routes: " + file.string() +
                        ":2:20: The JSON document has an improper structure: missing or superfluous "
                        "commas, braces, missing keys, etc.\n");
 
   r = run_binary(binary_path("flask"), {"-p", "0", "--routes", "/nonexistent.json"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "hello-flask: /nonexistent.json: cannot read: No such file or directory\n");
+  EXPECT_EQ(r.err,
+            "hello-flask: --routes: /nonexistent.json: cannot read: No such file or directory\n");
   fs::remove(file);
 }
 
