@@ -17,10 +17,12 @@ KIND_PEERS = {
     "tls": ("nginx", "h2o"),
     "h2": ("h2o", "nginx", "nghttpd", "go", "tomcat"),
 }
-# What else a kind needs: h2load for --performance's h2c jobs, the openssl
+# What else a kind needs: h2load for the h2c jobs of --performance and
+# --compare, the openssl
 # CLI for the certificates of --tls and --h2 (benchlib/tls.py), Python's
 # h2 for --h2's idle HTTP/2 connections (benchlib/http2.py).
-KIND_EXTRAS = {"performance": ("h2load",), "tls": ("openssl",), "h2": ("openssl", "python-h2")}
+KIND_EXTRAS = {"performance": ("h2load",), "compare": ("h2load",), "tls": ("openssl",),
+               "h2": ("openssl", "python-h2")}
 # The kinds that run programs of tests/ (scripts/setup builds everything).
 WHOLE_BUILD = ("performance", "tls")
 

@@ -127,6 +127,7 @@ def tool_bound_cells(cells):
 VARIANTS = {"log-off": "access-log pair: log off", "log-on": "access-log pair: log on",
             "log-json": "access-log pair: log JSON", "before": "before (--compare)", "after": "after (--compare)",
             "before-log": "before, log on (--compare)", "after-log": "after, log on (--compare)",
+            "before-h2c": "before, h2c (--compare)", "after-h2c": "after, h2c (--compare)",
             "page-off": "live page closed", "page-on": "live page open", "shape-off": "--shape off",
             "shape-on": "--shape on", "shape-param": "--shape on, parameters"}
 

@@ -73,7 +73,7 @@ class KindsTest(unittest.TestCase):
         self.assertEqual(needs_of(["--scaling"]), (["charts", "wrk", "nginx", "h2o"], PERSONA_TARGETS))
         self.assertEqual(needs_of(["--shaping"])[0], ["charts", "wrk"])
         self.assertEqual(needs_of(["--live-page"])[0], ["charts", "wrk"])
-        self.assertEqual(needs_of(["--compare", HERE])[0], ["charts", "wrk", "ab"])
+        self.assertEqual(needs_of(["--compare", HERE])[0], ["charts", "wrk", "ab", "h2load"])
 
     def test_every_need_is_a_line_of_the_table(self):
         table = needs.packages_table()

@@ -71,6 +71,41 @@ class ShapingReportTest(unittest.TestCase):
         self.assertEqual(report.shaping_table({}, []), "")
 
 
+def compare_cell(variant, tool, mode, cpu, runs):
+    return dict(shaping_cell(variant, mode, cpu, runs), tool=tool)
+
+
+COMPARE_META = {"compare": {"persona": "sanic", "floor": "floor", "before": "/a", "after": "/b", "rounds": 2,
+                            "h2c": True}}
+
+
+class CompareReportTest(unittest.TestCase):
+    def test_h2c_rows_judged_against_three_percent(self):
+        cells = [compare_cell("before-h2c", "h2load", "m1", 10.0, [10.0, 10.0]),
+                 compare_cell("after-h2c", "h2load", "m1", 10.25, [10.3, 10.2]),
+                 compare_cell("before-h2c", "h2load", "m100", 2.0, [2.0, 2.0]),
+                 compare_cell("after-h2c", "h2load", "m100", 2.08, [2.1, 2.06]),
+                 compare_cell("before", "wrk", "keepalive", 8.0, [8.0, 8.0]),
+                 compare_cell("after", "wrk", "keepalive", 8.2, [8.2, 8.2])]
+        rows = report.compare_table(COMPARE_META, cells).splitlines()
+        m1 = next(r for r in rows if "h2load -c100 -m1)" in r)
+        self.assertIn("| within ±3% |", m1)
+        self.assertIn("before 10.00 µs, after 10.25 µs: 1.025", m1)
+        self.assertTrue(m1.endswith("| yes |"))
+        m100 = next(r for r in rows if "-m100)" in r)
+        self.assertIn(": 1.040", m100)
+        self.assertTrue(m100.endswith("| **no** |"))
+        # HTTP/1.1 keeps its 2%: 1.025 is not met there.
+        keepalive = next(r for r in rows if "after vs before, keep-alive" in r)
+        self.assertIn("| within ±2% |", keepalive)
+        self.assertTrue(keepalive.endswith("| **no** |"))
+
+    def test_no_h2c_rows_when_a_build_has_no_http2(self):
+        meta = {"compare": dict(COMPARE_META["compare"], h2c=False)}
+        self.assertNotIn("h2c", report.compare_table(meta, []))
+        self.assertIn("h2c", report.compare_table(COMPARE_META, []))
+
+
 class InterleavingTest(unittest.TestCase):
     def test_alternate_rounds_reverse_the_order(self):
         bench = load_bench()
