@@ -21,8 +21,8 @@ import ctest_unittest  # noqa: E402
 
 
 def load_bench():
-    """scripts/bench as a module (it has no .py suffix)."""
-    loader = importlib.machinery.SourceFileLoader("bench", os.path.join(SCRIPTS, "bench"))
+    """scripts/bench.py (what scripts/bench runs) as a module."""
+    loader = importlib.machinery.SourceFileLoader("bench", os.path.join(SCRIPTS, "bench.py"))
     spec = importlib.util.spec_from_loader("bench", loader)
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
