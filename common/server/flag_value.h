@@ -64,8 +64,8 @@ std::string number_text(long double value);
 // Adds the option `names` ("-p,--port") that stores a number within `rule`
 // into `target` (an integer type or double), its default the target's value.
 template <class T>
-CLI::Option* add_number(CLI::App& app, const std::string& names, T& target, NumberRule rule,
-                        const std::string& help);
+CLI::Option* add_number(CLI::App& app, const char* group, const std::string& names, T& target,
+                        NumberRule rule, const std::string& help);
 
 // Adds the option that stores one of `choices` into `target`.
 CLI::Option* add_choice(CLI::App& app, const std::string& names, std::string& target,
@@ -79,8 +79,8 @@ std::string shown_value(const std::string& value);
 std::string long_flag(const std::string& names);
 
 template <class T>
-CLI::Option* add_number(CLI::App& app, const std::string& names, T& target, NumberRule rule,
-                        const std::string& help) {
+CLI::Option* add_number(CLI::App& app, const char* group, const std::string& names, T& target,
+                        NumberRule rule, const std::string& help) {
   std::string flag = long_flag(names);
   auto store = [&target, rule, flag](const CLI::results_t& results) {
     target = static_cast<T>(parse_number(flag, results.back(), rule));
@@ -88,7 +88,11 @@ CLI::Option* add_number(CLI::App& app, const std::string& names, T& target, Numb
   };
   return app.add_option(names, CLI::callback_t(store), help)
       ->default_str(number_text(target))
-      ->expected(1);
+      ->expected(1)
+      ->type_name(rule.unit == "bytes"     ? "BYTES"
+                  : rule.unit == "seconds" ? "SECONDS"
+                                           : "N")
+      ->group(group);
 }
 
 }  // namespace hello

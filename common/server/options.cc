@@ -46,13 +46,11 @@ void add_listening_flags(CLI::App& app, Options& opt) {
       ->capture_default_str()
       ->type_name("ADDRESS")
       ->group(kListening);
-  add_number(app, "-p,--port", opt.port, whole(0, 65535), "Port to listen on; 0 picks a free one")
-      ->type_name("PORT")
-      ->group(kListening);
-  auto* workers = add_number(app, "-w,--workers", opt.workers, whole(1, 1024),
-                             "Worker threads, one loop and one SO_REUSEPORT listener each")
-                      ->type_name("N")
-                      ->group(kListening);
+  add_number(app, kListening, "-p,--port", opt.port, whole(0, 65535),
+             "Port to listen on; 0 picks a free one")
+      ->type_name("PORT");
+  auto* workers = add_number(app, kListening, "-w,--workers", opt.workers, whole(1, 1024),
+                             "Worker threads, one loop and one SO_REUSEPORT listener each");
   app.add_flag("--fast", opt.fast,
                "As many workers as CPUs this process may run on: its affinity mask, or fewer "
                "where a cgroup's CPU quota allows fewer (a container's limit); not with "
@@ -81,11 +79,9 @@ void add_log_flags(CLI::App& app, Options& opt) {
              "needs --access-log")
       ->type_name("FORMAT")
       ->group(kLogs);
-  add_number(app, "--stats-interval", opt.stats_interval, kSeconds,
+  add_number(app, kLogs, "--stats-interval", opt.stats_interval, kSeconds,
              "Print requests per second and open connections to stderr every SECONDS")
-      ->type_name("SECONDS")
-      ->default_str("")
-      ->group(kLogs);
+      ->default_str("");
   app.add_option("--stats-json", opt.stats_json, "Write the exit summary as JSON to PATH")
       ->type_name("PATH")
       ->group(kLogs);
@@ -101,34 +97,23 @@ void add_log_flags(CLI::App& app, Options& opt) {
 // (docs/hardening.md), and of the shutdown.
 void add_limit_flags(CLI::App& app, Options& opt) {
   auto& limits = opt.worker.limits;
-  add_number(app, "--max-header-bytes", limits.max_header_bytes, whole(256, 1 << 24, "bytes"),
-             "Request line plus headers; beyond it 431 (414 for the request line alone)")
-      ->type_name("BYTES")
-      ->group(kLimits);
-  add_number(app, "--max-body-bytes", limits.max_body_bytes, whole(0, 1ull << 40, "bytes", "1 TiB"),
-             "Request body (read and discarded); beyond it 413")
-      ->type_name("BYTES")
-      ->group(kLimits);
-  add_number(app, "--header-timeout", opt.header_timeout, kSeconds,
-             "Seconds from a request's first byte to its last; then 408 and close")
-      ->type_name("SECONDS")
-      ->group(kLimits);
-  add_number(app, "--keepalive-timeout", opt.keep_alive_timeout, whole(1, 86400, "seconds"),
-             "Seconds an idle keep-alive connection stays open (the framework's default)")
-      ->type_name("SECONDS")
-      ->group(kLimits);
-  add_number(app, "--send-timeout", opt.send_timeout, kSeconds,
-             "Seconds a client may leave our output unread before it is closed")
-      ->type_name("SECONDS")
-      ->group(kLimits);
-  add_number(app, "--max-connections", opt.worker.max_connections, whole(1, 1 << 24),
-             "Open connections per worker; beyond it new ones are closed at once")
-      ->type_name("N")
-      ->group(kLimits);
-  add_number(app, "--shutdown-timeout", opt.shutdown_timeout, seconds(0, 86400, false),
-             "On SIGINT/SIGTERM, force-close what remains after SECONDS")
-      ->type_name("SECONDS")
-      ->group(kLimits);
+  add_number(app, kLimits, "--max-header-bytes", limits.max_header_bytes,
+             whole(256, 1 << 24, "bytes"),
+             "Request line plus headers; beyond it 431 (414 for the request line alone)");
+  add_number(app, kLimits, "--max-body-bytes", limits.max_body_bytes,
+             whole(0, 1ull << 40, "bytes", "1 TiB"),
+             "Request body (read and discarded); beyond it 413");
+  add_number(app, kLimits, "--header-timeout", opt.header_timeout, kSeconds,
+             "Seconds from a request's first byte to its last; then 408 and close");
+  add_number(app, kLimits, "--keepalive-timeout", opt.keep_alive_timeout,
+             whole(1, 86400, "seconds"),
+             "Seconds an idle keep-alive connection stays open (the framework's default)");
+  add_number(app, kLimits, "--send-timeout", opt.send_timeout, kSeconds,
+             "Seconds a client may leave our output unread before it is closed");
+  add_number(app, kLimits, "--max-connections", opt.worker.max_connections, whole(1, 1 << 24),
+             "Open connections per worker; beyond it new ones are closed at once");
+  add_number(app, kLimits, "--shutdown-timeout", opt.shutdown_timeout, seconds(0, 86400, false),
+             "On SIGINT/SIGTERM, force-close what remains after SECONDS");
 }
 
 // The routes, delays, shaped answers (docs/shaping.md) and stalls.
@@ -170,10 +155,8 @@ void add_route_flags(CLI::App& app, Options& opt) {
       ->expected(1)
       ->type_name("N")
       ->group(kRoutes);
-  add_number(app, "--max-size", opt.max_size, whole(0, 1ull << 40, "bytes", "1 TiB"),
-             "The largest body a shaped 'size' may ask for")
-      ->type_name("BYTES")
-      ->group(kRoutes);
+  add_number(app, kRoutes, "--max-size", opt.max_size, whole(0, 1ull << 40, "bytes", "1 TiB"),
+             "The largest body a shaped 'size' may ask for");
   app.add_option("--stall", opt.stalls,
                  "Freeze every worker at once, like a stop-the-world GC pause (as pressing ^Z "
                  "on the server would), to show whether a load tester corrects for coordinated "
@@ -192,11 +175,9 @@ void add_http2_flags(CLI::App& app, Options& opt) {
                "HTTP/2 beside HTTP/1.1 on the port: by ALPN h2 with --tls; in clear by the "
                "preface (h2c, prior knowledge) or by Upgrade: h2c (docs/http2.md)")
       ->group(kHttp2);
-  add_number(app, "--h2-max-streams", opt.worker.h2_max_streams, whole(1, 0x7fffffff),
+  add_number(app, kHttp2, "--h2-max-streams", opt.worker.h2_max_streams, whole(1, 0x7fffffff),
              "With --h2: SETTINGS_MAX_CONCURRENT_STREAMS, the streams one HTTP/2 connection "
-             "may have open at once; beyond it a stream is refused")
-      ->type_name("N")
-      ->group(kHttp2);
+             "may have open at once; beyond it a stream is refused");
 }
 
 // A health check for an image without curl (docs/containers.md).
@@ -207,45 +188,36 @@ void add_probe_flags(CLI::App& app, Options& opt) {
                  "HEALTHCHECK or a Kubernetes exec probe: --probe /readyz)")
       ->type_name("URL")
       ->group(kProbe);
-  add_number(app, "--probe-timeout", opt.probe_timeout, seconds(0.001, 3600, false),
-             "The longest --probe waits for the connection and the status line")
-      ->type_name("SECONDS")
-      ->group(kProbe);
+  add_number(app, kProbe, "--probe-timeout", opt.probe_timeout, seconds(0.001, 3600, false),
+             "The longest --probe waits for the connection and the status line");
 }
 
 // HTTPS on the persona's port (docs/tls.md).
 void add_tls_flags(CLI::App& app, Options& opt) {
   TlsOptions& t = opt.tls;
+  auto text = [&app](const char* names, std::string& target, const char* help, const char* type) {
+    app.add_option(names, target, help)->type_name(type)->group(kTls);
+  };
   app.add_flag("--tls", t.enabled,
                "Speak TLS (1.2 and 1.3, OpenSSL) on the port; without --tls-cert a certificate "
                "for localhost, 127.0.0.1, ::1 and --host is made at start, its SHA-256 "
                "fingerprint on the listening line")
       ->group(kTls);
-  app.add_option("--tls-cert", t.cert_path, "PEM certificate, the chain after it; implies --tls")
-      ->type_name("FILE")
-      ->group(kTls);
-  app.add_option("--tls-key", t.key_path, "PEM private key of --tls-cert, not passphrase-protected")
-      ->type_name("FILE")
-      ->group(kTls);
+  text("--tls-cert", t.cert_path, "PEM certificate, the chain after it; implies --tls", "FILE");
+  text("--tls-key", t.key_path, "PEM private key of --tls-cert, not passphrase-protected", "FILE");
   add_choice(app, "--tls-key-type", t.key_type, {"ecdsa-p256", "rsa2048"},
              "The key of a certificate made at start: ecdsa-p256, or rsa2048 (what "
              "Werkzeug's adhoc certificate has)")
       ->type_name("TYPE")
       ->group(kTls);
-  app.add_option("--tls-write-cert", t.write_cert,
-                 "Write the certificate (PEM) to PATH, for curl --cacert PATH")
-      ->type_name("PATH")
-      ->group(kTls);
+  text("--tls-write-cert", t.write_cert,
+       "Write the certificate (PEM) to PATH, for curl --cacert PATH", "PATH");
   add_choice(app, "--tls-min", t.min_version, {"1.2", "1.3"}, "The lowest TLS version: 1.2 or 1.3")
       ->type_name("VERSION")
       ->group(kTls);
-  app.add_option("--tls-ciphers", t.ciphers, "TLS 1.2 cipher list, in OpenSSL's syntax")
-      ->type_name("LIST")
-      ->group(kTls);
-  app.add_option("--tls-ciphersuites", t.ciphersuites, "TLS 1.3 cipher suites, in OpenSSL's syntax")
-      ->type_name("LIST")
-      ->group(kTls);
-  app.add_option("--tls-groups", t.groups, "Key exchange groups")->type_name("LIST")->group(kTls);
+  text("--tls-ciphers", t.ciphers, "TLS 1.2 cipher list, in OpenSSL's syntax", "LIST");
+  text("--tls-ciphersuites", t.ciphersuites, "TLS 1.3 cipher suites, in OpenSSL's syntax", "LIST");
+  text("--tls-groups", t.groups, "Key exchange groups", "LIST");
   app.add_flag("--tls-no-resume", t.no_resume,
                "No session tickets and no session cache: every connection is a full handshake")
       ->group(kTls);
