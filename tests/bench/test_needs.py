@@ -52,6 +52,17 @@ class QuickTest(unittest.TestCase):
         # installed by a first scripts/serve when it was in the list).
         self.assertNotIn("node-llhttp", packages)
 
+    def test_the_entry_installs_python_and_nothing_heavy(self):
+        # scripts/bench's own call of scripts/setup on a machine without
+        # Python (a fresh machine showed it installing the test
+        # dependencies too when it lacked --serve).
+        with open(os.path.join(ROOT, "scripts", "bench")) as f:
+            line = next(line for line in f if '"$here/setup"' in line)
+        argv = [w.replace('"$here/setup"', os.path.join(ROOT, "scripts", "setup")) for w in line.split()]
+        packages = setup_packages(argv)
+        self.assertIn("python3", packages)
+        self.assertEqual(packages & HEAVY, set())
+
     def test_setup_command(self):
         argv = needs.setup_command("/r", ["charts", "wrk"], ["hello-sanic", "hello-floor"])
         self.assertEqual(argv, ["/r/scripts/setup", "--bench=charts,wrk", "--serve",
