@@ -42,6 +42,10 @@ from benchlib.run_shaping import shaping_run  # noqa: E402
 from benchlib.run_tls import tls_items, tls_run  # noqa: E402,F401
 
 ROOT = targets.ROOT
+# Each run kind's function, by its flag (benchlib.needs.kind_of); without
+# one, the matrix of personas, tools and modes.
+RUNS = {"performance": performance_run, "shaping": shaping_run, "live_page": live_page_run,
+        "compare": compare_run, "scaling": scaling_run, "tls": tls_run, "h2": h2_run}
 
 
 def parse_args(argv, available=None):
@@ -86,20 +90,9 @@ def main(argv):
     elif not args.no_setup:
         # Installs what the run uses (its load tools and peers, matplotlib) if missing, and builds.
         needs.install(args, ROOT)
-    if args.performance and not args.url:
-        performance_run(args, split, runs, cells, meta)
-    elif args.shaping:
-        shaping_run(args, split, runs, cells, meta)
-    elif args.live_page:
-        live_page_run(args, split, runs, cells, meta)
-    elif args.compare:
-        compare_run(args, split, runs, cells, meta)
-    elif args.scaling:
-        scaling_run(args, split, runs, cells, meta)
-    elif args.tls:
-        tls_run(args, split, runs, cells, meta)
-    elif args.h2:
-        h2_run(args, split, runs, cells, meta)
+    kind = needs.kind_of(args)
+    if kind in RUNS and not (kind == "performance" and args.url):
+        RUNS[kind](args, split, runs, cells, meta)
     elif not args.url:
         matrix_run(args, split, runs, cells)
 
