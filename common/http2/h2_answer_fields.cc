@@ -4,8 +4,10 @@
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
+#include <cstring>
 
 #include "base/check.h"
+#include "http2/h2_stream.h"
 
 namespace hello {
 
@@ -57,6 +59,34 @@ void each_field(std::string_view head, Field field) {
     field(line, colon - line, value, eol - value);
   }
 }
+
+// nghttp2's HPACK encoder with a table of 0 bytes: it indexes nothing.
+// The first block it makes says so (a size update to 0, once); it is made
+// and dropped here, so every block after stands alone. One a thread, on
+// the thread's recycled memory.
+class Deflater {
+ public:
+  Deflater() {
+    HELLO_CHECK(nghttp2_hd_deflate_new2(&d_, 0, h2_memory()) == 0);
+    uint8_t first[4];
+    HELLO_CHECK(nghttp2_hd_deflate_hd(d_, first, sizeof first, nullptr, 0) == 1 &&
+                first[0] == 0x20);
+  }
+  ~Deflater() { nghttp2_hd_deflate_del(d_); }
+  Deflater(const Deflater&) = delete;
+  Deflater& operator=(const Deflater&) = delete;
+  nghttp2_hd_deflater* get() const { return d_; }
+
+ private:
+  nghttp2_hd_deflater* d_ = nullptr;
+};
+
+// The Date as a literal without indexing of the static table's name 33
+// (RFC 7541 appendix A), its value raw (no Huffman) so its bytes can be
+// replaced in place: 0x0f 0x12 is index 33 in a 4-bit prefix, 0x1d the
+// length 29.
+constexpr std::string_view kDateLiteral = "\x0f\x12\x1d";
+constexpr size_t kDateLength = 29;
 
 size_t append_number(std::string& out, uint64_t n) {
   char digits[20];
@@ -149,13 +179,42 @@ size_t make_fields(const H2Answer& t, const H2Made& made, std::string& bytes, ng
   return n;
 }
 
+void encode_fields(const nghttp2_nv* fields, size_t n, std::string& block) {
+  thread_local Deflater deflater;
+  size_t bound = nghttp2_hd_deflate_bound(deflater.get(), fields, n);
+  block.resize(bound);
+  ssize_t used = nghttp2_hd_deflate_hd(deflater.get(), reinterpret_cast<uint8_t*>(block.data()),
+                                       bound, fields, n);
+  HELLO_CHECK(used >= 0);
+  block.resize(static_cast<size_t>(used));
+}
+
 void H2Answer::bind() {
   static const std::string kStatus = ":status";
   fields.clear();
+  block.clear();
+  date_at = -1;
   if (!ready) return;
   fields.reserve(names.size() + 1);
   fields.push_back(field(kStatus, status_text));
   for (size_t i = 0; i < names.size(); ++i) fields.push_back(field(names[i], values[i]));
+  std::string piece;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (i > 0 && names[i - 1] == "date" && values[i - 1].size() == kDateLength) {
+      block.append(kDateLiteral);
+      date_at = static_cast<int>(block.size());
+      date = values[i - 1];
+      block.append(date);
+      continue;
+    }
+    encode_fields(&fields[i], 1, piece);
+    block.append(piece);
+  }
+}
+
+std::string_view H2Answer::current_block() const {
+  if (date_at >= 0) memcpy(block.data() + date_at, date.data(), kDateLength);
+  return block;
 }
 
 H2Answers::H2Answers(const ResponseTable& table) {

@@ -39,8 +39,18 @@ struct H2Answer {
   // answer and the table, so they are made once the answer is in place.
   std::vector<nghttp2_nv> fields;
   std::string body;  // de-chunked where HTTP/1.1 chunks it
+  // The fields' HPACK block, encoded once (encode_fields()), but for the
+  // Date, a literal of its own at date_at whose 29 bytes current_block()
+  // copies from the table's, which the table patches once a second.
+  // Mutable for that copy: a worker's answers are its own.
+  mutable std::string block;
+  int date_at = -1;
+  std::string_view date;
 
+  // Makes `fields` and `block` (a ready answer's).
   void bind();
+  // The block, its Date the table's now.
+  std::string_view current_block() const;
 };
 
 // What an answer made per request puts into its template.
@@ -93,5 +103,11 @@ class H2Answers {
 // they are in use. Returns how many fields were used.
 size_t make_fields(const H2Answer& t, const H2Made& made, std::string& bytes, nghttp2_nv* fields,
                    size_t max);
+
+// `n` fields as an HPACK block into `block` (its capacity kept), by
+// nghttp2's encoder without a dynamic table: literals and static-table
+// references alone, so a block means the same on every connection and is
+// made once for a prebuilt answer (RFC 7541 section 6.2.2).
+void encode_fields(const nghttp2_nv* fields, size_t n, std::string& block);
 
 }  // namespace hello

@@ -1,13 +1,12 @@
 // An HTTP/2 server session over bytes (docs/http2.md): frames in, frames
-// out, through nghttp2 1.52, whose memory is the worker's recycled blocks
-// (base/recycled.h). Each stream is answered on its own (http2/h2_stream.h):
-// at once when its request ends, with the persona's answer in HTTP/2 form
-// (http2/h2_answer_fields.h), or later (a delay, a drip), while the others go on:
-// streams never wait for each other. It knows nothing of sockets, as the
-// HTTP/1 heart does not; what it waits for it says in Fed::wake_us.
+// out, through the connection's frame layer (http2/h2_connection.h), whose
+// streams are the worker's pooled H2Streams. Each stream is answered on its
+// own (http2/h2_stream.h): once the read that ended its request is done,
+// with the persona's answer in HTTP/2 form (http2/h2_answer_fields.h), or
+// later (a delay, a drip), while the others go on: streams never wait for
+// each other. It knows nothing of sockets, as the HTTP/1 heart does not;
+// what it waits for it says in Fed::wake_us.
 #pragma once
-
-#include <nghttp2/nghttp2.h>
 
 #include <cstdint>
 #include <string>
@@ -15,21 +14,14 @@
 #include "base/pool.h"
 #include "http/heart.h"
 #include "http2/h2_answer_fields.h"
+#include "http2/h2_connection.h"
 #include "http2/h2_limits.h"
 #include "http2/h2_stream.h"
 #include "observe/accounting.h"
 
 namespace hello {
 
-// nghttp2's memory functions on the worker's recycled blocks
-// (base/recycled.h), or null (plain malloc) in a sanitized build.
-nghttp2_mem* h2_memory();
-
-// nghttp2's read callback for a stream's body (h2_session.cc).
-ssize_t h2_read_body(nghttp2_session* session, int32_t stream_id, uint8_t* buf, size_t length,
-                     uint32_t* flags, nghttp2_data_source* source, void* user);
-
-class H2Session {
+class H2Session final : private H2Events {
  public:
   static constexpr uint32_t kMaxConcurrentStreams = 100;
   // One feed() or resume() appends about this much at most; the rest
@@ -65,42 +57,56 @@ class H2Session {
   uint32_t live() const { return live_count_; }
 
  private:
-  friend struct H2Callbacks;
+  // What the connection tells (h2_session.cc).
+  H2Flow& opened(uint32_t id) override;
+  void field(H2Flow& f, std::string_view name, std::string_view value) override;
+  void head(H2Flow& f) override;
+  void data(H2Flow& f, const char* bytes, size_t n) override;
+  void ended(H2Flow& f) override;
+  void closed(H2Flow& f) override;
 
   // Streams (h2_session_answer.cc).
+  void queue(H2Stream& s);
+  void answer_queued();
   void request_ended(H2Stream& s);
   void answer(H2Stream& s);
-  void answer_made(H2Stream& s, const H2Answer& t, std::string_view body);
+  void answer_made(H2Stream& s, const H2Answer& t, std::string_view body,
+                   Answered::Shaping shaping);
+  void encode_made(H2Stream& s, const H2Answer& t, const H2Made& made);
   void answer_shaped(H2Stream& s);
   void submit(H2Stream& s, bool with_body);
   void count(const H2Stream& s, uint64_t body_bytes, Answered::Shaping shaping);
   void start_drip(H2Stream& s, uint64_t drip_us);
   void refuse_body(H2Stream& s);
-  int refuse_fields(H2Stream& s);
-  void link(H2Stream& s);
-  void unlink(H2Stream& s);
-  void after_first_settings();
-  // Timing (h2_session.cc).
+  // Output and timing (h2_session_output.cc).
+  void begin_output(std::string& out);
+  void deliver(H2Stream& s);
+  void deliver_all();
+  void finish(H2Stream& s);
+  void after_read();
   void wake_due(uint64_t now);
   Fed step(bool open);
-
-  bool drain(std::string& out);
-  H2Stream* stream(int32_t id) const;
+  void link(H2Stream& s);
+  void unlink(H2Stream& s);
 
   const ResponseTable& table_;
   H2Setup setup_;
   Accounting& accounting_;
   DecisionText decision_text_;  // of the last shaped answer, for the log
-  H2Guard guard_;               // limits and floods (h2_limits.h)
-  nghttp2_session* session_ = nullptr;
+  H2Connection connection_;
   Pool<H2Stream> own_streams_;
   Pool<H2Stream>* streams_;
+  std::string* out_ = nullptr;  // where a call's frames go, while it runs
+  size_t out_start_ = 0;        // its size when the call began
   H2Stream* live_ = nullptr;
+  H2Stream* queue_ = nullptr;  // requests ended in the read under way, oldest first
+  H2Stream* queue_last_ = nullptr;
   uint32_t live_count_ = 0;
   uint32_t answered_ = 0;
   uint32_t incomplete_ = 0;   // streams whose request has not ended
   uint64_t progress_ns_ = 0;  // when body bytes last went out
-  bool more_ = false;         // the last drain stopped at kMaxOutput
+  bool started_ = false;      // our SETTINGS are out
+  bool more_ = false;         // output stopped at kMaxOutput
   Fed::Timeout timed_out_ = Fed::Timeout::none;
   H2Stream* upgraded_ = nullptr;  // Tomcat's way: stream 1 waits for the client's preface
   bool pinged_ = false;           // Tomcat's way: the PING after the first SETTINGS

@@ -11,18 +11,50 @@
 
 namespace hello {
 
+// A request ended in the read under way: answered once the read is done,
+// after the frames the read called for (ACKs first, as nghttp2 sent them).
+void H2Session::queue(H2Stream& s) {
+  s.queued = true;
+  s.queue_next = nullptr;
+  if (queue_last_ != nullptr)
+    queue_last_->queue_next = &s;
+  else
+    queue_ = &s;
+  queue_last_ = &s;
+}
+
+void H2Session::answer_queued() {
+  while (queue_ != nullptr) {
+    H2Stream& s = *queue_;
+    queue_ = s.queue_next;
+    if (queue_ == nullptr) queue_last_ = nullptr;
+    s.queued = false;
+    request_ended(s);
+  }
+}
+
 // The request has ended: answered now, or once its delay has passed.
 void H2Session::request_ended(H2Stream& s) {
-  --incomplete_;
-  s.state = H2Stream::State::waiting;
+  if (s.refused) {
+    // A body over --max-body-bytes: 413, then RST_STREAM NO_ERROR once it
+    // is sent (RFC 9113 section 8.1), if the client is still sending.
+    const H2Answer& a = setup_.answers->too_large();
+    s.block = a.current_block();
+    s.status = static_cast<uint16_t>(a.status);
+    s.source = {a.body.data(), a.body.size(), a.body.size()};
+    s.due = a.body.size();
+    count(s, a.body.size(), Answered::Shaping::none);
+    submit(s, !a.body.empty());
+    return;
+  }
   int route = s.match.route;
   if (route >= 0 && table_.waits_or_shapes()) [[unlikely]] {
     AnswerFacts facts{route, s.shape_text.data(), s.shape_text.size(), s.shape_overflow};
     decide_answer(table_, setup_.dice, facts, s.shape, s.answer);
     if (s.answer.kind == Answer::Kind::refused) {
       // The request asked for something wrong: 400, as over HTTP/1.
-      answer_made(s, setup_.answers->bad_request(), s.answer.reason());
-      count(s, s.text.size(), Answered::Shaping::bad_parameters);
+      answer_made(s, setup_.answers->bad_request(), s.answer.reason(),
+                  Answered::Shaping::bad_parameters);
       return;
     }
     if (s.answer.delay_us > 0) {
@@ -42,36 +74,44 @@ void H2Session::answer(H2Stream& s) {
   if (m.route >= 0 && s.echo) [[unlikely]] {
     EchoResult echo = echo_json(s.body);
     answer_made(s, echo.ok ? setup_.answers->route(m.route) : setup_.answers->bad_request(),
-                echo.text);
-    count(s, s.method == kHead ? 0 : s.text.size(), Answered::Shaping::none);
+                echo.text, Answered::Shaping::none);
     return;
   }
   const H2Answer& a = m.route >= 0   ? setup_.answers->route(m.route)
                       : m.path_known ? setup_.answers->not_allowed(m.path_route)
                                      : setup_.answers->not_found();
   HELLO_CHECK(a.ready);
-  s.fields = a.fields.data();
-  s.field_count = a.fields.size();
+  s.block = a.current_block();
   s.status = static_cast<uint16_t>(a.status);
   s.source = {a.body.data(), a.body.size(), a.body.size()};
   s.due = a.body.size();
   bool with_body = s.method != kHead && !a.body.empty();
-  submit(s, with_body);
   count(s, with_body ? a.body.size() : 0, Answered::Shaping::none);
+  submit(s, with_body);
+}
+
+// The fields a template makes, encoded into the stream's own block.
+void H2Session::encode_made(H2Stream& s, const H2Answer& t, const H2Made& made) {
+  thread_local nghttp2_nv fields[H2Stream::kMaxFields];
+  size_t n = make_fields(t, made, s.field_bytes, fields, H2Stream::kMaxFields);
+  encode_fields(fields, n, s.own_block);
+  s.block = s.own_block;
 }
 
 // An answer whose body is known only now: template `t` with the length of
 // `body`, which the stream keeps.
-void H2Session::answer_made(H2Stream& s, const H2Answer& t, std::string_view body) {
+void H2Session::answer_made(H2Stream& s, const H2Answer& t, std::string_view body,
+                            Answered::Shaping shaping) {
   s.text.assign(body);
   H2Made made;
   made.status = static_cast<uint16_t>(t.status);
   made.length = s.text.size();
-  s.field_count = make_fields(t, made, s.field_bytes, s.own, H2Stream::kMaxFields);
-  s.fields = s.own;
+  encode_made(s, t, made);
   s.status = made.status;
   s.source = {s.text.data(), s.text.size(), s.text.size()};
   s.due = s.text.size();
+  count(s, s.method == kHead && shaping != Answered::Shaping::bad_parameters ? 0 : s.text.size(),
+        shaping);
   submit(s, s.method != kHead && !s.text.empty());
 }
 
@@ -83,16 +123,15 @@ void H2Session::answer_shaped(H2Stream& s) {
   ShapedAnswer a =
       shape_answer(table_, s.answer, route, s.echo ? &s.body : nullptr, decision_text_);
   if (a.kind == ShapedAnswer::Kind::reset) {
-    nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, s.id, NGHTTP2_INTERNAL_ERROR);
     s.state = H2Stream::State::done;
     s.status = 0;
     count(s, 0, Answered::Shaping::reset);
+    connection_.reset(s, h2::kInternalError, *out_);
     return;
   }
   s.closes = a.close;
   if (a.kind == ShapedAnswer::Kind::not_json) {
-    answer_made(s, setup_.answers->bad_request(), a.text);
-    count(s, s.method == kHead ? 0 : s.text.size(), Answered::Shaping::none);
+    answer_made(s, setup_.answers->bad_request(), a.text, Answered::Shaping::none);
     return;
   }
   std::string_view text = a.text;
@@ -106,9 +145,7 @@ void H2Session::answer_shaped(H2Stream& s) {
   made.has_length = a.status != 204 && a.status != 304;
   made.shape = s.answer.shape;
   made.decision = decision_text_.view();
-  s.field_count =
-      make_fields(setup_.answers->shaped(route), made, s.field_bytes, s.own, H2Stream::kMaxFields);
-  s.fields = s.own;
+  encode_made(s, setup_.answers->shaped(route), made);
   s.status = a.status;
   if (a.sized)
     s.source = {pattern_bytes(), kPatternBytes, a.length};
@@ -117,8 +154,8 @@ void H2Session::answer_shaped(H2Stream& s) {
   s.due = a.length;
   bool with_body = s.method != kHead && a.length > 0;
   if (with_body && a.drip_us > 0) start_drip(s, a.drip_us);
-  submit(s, with_body);
   count(s, with_body ? a.length : 0, Answered::Shaping::shaped);
+  submit(s, with_body);
 }
 
 // The body leaves in pieces over `drip_us` (shaping/drip.h): none yet.
@@ -128,27 +165,29 @@ void H2Session::start_drip(H2Stream& s, uint64_t drip_us) {
   s.due_ns = s.drip.next_due_ns();
 }
 
+// The answer's HEADERS, then as much of its body as the windows take. The
+// stream may close within (its END_STREAM out): nothing of it is used after.
 void H2Session::submit(H2Stream& s, bool with_body) {
-  nghttp2_data_provider body{};
-  body.read_callback = h2_read_body;
-  nghttp2_submit_response(session_, s.id, s.fields, s.field_count, with_body ? &body : nullptr);
-  s.state = with_body ? H2Stream::State::sending : H2Stream::State::done;
+  s.state = H2Stream::State::sending;
+  if (with_body) {
+    connection_.respond(s, s.block, false, *out_);
+    deliver(s);
+  } else {
+    s.state = H2Stream::State::done;
+    bool reset = s.refused && !s.end_in;  // still open once it has ended
+    connection_.respond(s, s.block, true, *out_);
+    if (reset) connection_.reset(s, h2::kNoError, *out_);
+  }
 }
 
-// A body over --max-body-bytes: 413 at once, then RST_STREAM NO_ERROR
-// once it is sent (RFC 9113 section 8.1), so the client stops sending.
+// A body over --max-body-bytes: answered 413 once the read is done (the
+// request goes no further: its DATA is ignored).
 void H2Session::refuse_body(H2Stream& s) {
   --incomplete_;
-  guard_.over_limit(H2Limit::body);
-  const H2Answer& a = setup_.answers->too_large();
+  accounting_.h2_over_limit(H2Limit::body);
   s.refused = true;
-  s.fields = a.fields.data();
-  s.field_count = a.fields.size();
-  s.status = static_cast<uint16_t>(a.status);
-  s.source = {a.body.data(), a.body.size(), a.body.size()};
-  s.due = a.body.size();
-  submit(s, !a.body.empty());
-  count(s, a.body.size(), Answered::Shaping::none);
+  s.state = H2Stream::State::waiting;
+  queue(s);
 }
 
 void H2Session::count(const H2Stream& s, uint64_t body_bytes, Answered::Shaping shaping) {

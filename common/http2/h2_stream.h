@@ -20,18 +20,20 @@
 #include "http/heart.h"
 #include "http/limits.h"
 #include "http2/h2_answer_fields.h"
+#include "http2/h2_flow.h"
 #include "persona/answer.h"
 #include "shaping/drip.h"
 #include "shaping/shape.h"
 
 namespace hello {
 
-struct H2Stream {
+// The connection's part (its id, windows, checks) is its H2Flow.
+struct H2Stream : H2Flow {
   enum class State : uint8_t {
     receiving,  // its request has not ended; the header timeout runs
     waiting,    // its answer is due at due_ns
-    sending,    // its answer is submitted; DATA goes out as the window allows
-    done,       // answered (or reset); nghttp2 closes it
+    sending,    // its answer's head is out; DATA goes out as the windows allow
+    done,       // answered (or reset); the connection closes it
   };
   // The fields of an answer made per request: ":status", the persona's,
   // a shape's and its decision.
@@ -41,7 +43,6 @@ struct H2Stream {
   static constexpr size_t kMaxShapeText = hello::kMaxShapeText;
 
   State state = State::receiving;
-  int32_t id = 0;
   int method = -1;  // llhttp's number (kGet, kHead, ...); -1: none or unknown
   RouteMatch match{-1, false, -1};
   bool echo = false;            // its route echoes the request's JSON body
@@ -57,13 +58,13 @@ struct H2Stream {
   Shape shape;                  // parsed from shape_text
   Answer answer;                // what the answer step decided (persona/answer.h)
 
-  // The answer: a prebuilt one's fields, or `own`, made from a template
-  // (make_fields()), which point into `field_bytes`.
-  const nghttp2_nv* fields = nullptr;
-  size_t field_count = 0;
+  // The answer's header block: a prebuilt answer's, or `own_block`,
+  // encoded from fields made from a template (make_fields()), whose bytes
+  // are in `field_bytes`.
+  std::string_view block;
+  std::string own_block;
   std::string field_bytes;  // a per-request answer's status, length, shape fields, decision
   std::string text;         // its body when made per request (an echo's, a 400's)
-  nghttp2_nv own[kMaxFields];
   uint16_t status = 0;
   // The body: byte i is source.base[i % source.period]; `due` of its
   // `length` bytes may be sent so far (all but a drip's later pieces).
@@ -72,17 +73,23 @@ struct H2Stream {
   uint64_t due = 0;
   Drip drip;  // a dripped body's timing (shaping/drip.h)
 
-  // The session's streams, live (receiving to done) in one list.
+  // The session's streams, live (receiving to done) in one list, and
+  // those whose request ended in the read under way, in order.
   H2Stream* prev = nullptr;
   H2Stream* next = nullptr;
+  H2Stream* queue_next = nullptr;
 
-  // Starts over for a new stream `id` that began at `now_ns`.
-  void begin(int32_t stream_id, uint64_t now_ns);
+  // Starts over for a new stream that began at `now_ns`.
+  void begin(uint64_t now_ns);
   bool dripping() const { return drip.active(); }
 };
 
 // Monotonic nanoseconds (CLOCK_MONOTONIC, as uv_hrtime()).
 uint64_t monotonic_ns();
+
+// nghttp2's memory functions (its HPACK's) on the worker's recycled
+// blocks (base/recycled.h), or null (plain malloc) in a sanitized build.
+nghttp2_mem* h2_memory();
 
 // What every HTTP/2 session of a worker shares.
 struct H2Setup {
@@ -110,7 +117,7 @@ struct H2Setup {
   // a HEAD one with the GET's body.
   bool tomcat = false;
   uint64_t (*clock)() = monotonic_ns;
-  // nghttp2's allocator; null: h2_memory(). A test's may fail.
+  // The HPACK inflater's allocator; null: h2_memory(). A test's may fail.
   nghttp2_mem* memory = nullptr;
 };
 

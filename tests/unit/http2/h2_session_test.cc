@@ -118,21 +118,6 @@ TEST_F(H2SessionTest, ABadPrefaceEndsTheSession) {
   EXPECT_EQ(session_.feed(garbage.data(), garbage.size(), out).next, Fed::Next::close);
 }
 
-// nghttp2 asks for a body by stream id; a stream the session no longer
-// holds (no user data) has nothing more to send: its DATA ends, empty.
-TEST_F(H2SessionTest, ABodyReadForAStreamTheSessionDoesNotHoldEndsEmpty) {
-  int32_t id = client_.request("GET", "/");
-  EXPECT_TRUE(exchange());
-  ASSERT_TRUE(client_.streams[id].ended);
-  uint8_t buf[16] = {};
-  for (int32_t gone : {id, id + 2}) {  // closed, and never opened
-    uint32_t flags = 0;
-    EXPECT_EQ(h2_read_body(nullptr, gone, buf, sizeof buf, &flags, nullptr, &session_), 0) << gone;
-    EXPECT_EQ(flags & NGHTTP2_DATA_FLAG_EOF, static_cast<uint32_t>(NGHTTP2_DATA_FLAG_EOF)) << gone;
-  }
-  EXPECT_EQ(session_.live(), 0u);
-}
-
 class H2FramedTest : public H2SessionTest {
  protected:
   H2FramedTest() : H2SessionTest(test::kTestFramedPersona) {}

@@ -1,0 +1,492 @@
+// The frames in: the preface, each frame's header and its rules, and the
+// frames they call for. What the server sends of its own (responses,
+// GOAWAY) is in h2_connection_output.cc.
+#include "http2/h2_connection.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/check.h"
+
+namespace hello {
+
+using namespace h2;
+
+H2Connection::H2Connection(H2Events& events, const H2Setup& setup, Accounting& accounting)
+    : events_(events), setup_(setup), accounting_(accounting), guard_(setup, accounting) {
+  nghttp2_mem* memory = setup.memory != nullptr ? setup.memory : h2_memory();
+  HELLO_CHECK(nghttp2_hd_inflate_new2(&inflater_, memory) == 0);
+}
+
+H2Connection::~H2Connection() {
+  nghttp2_hd_inflate_del(inflater_);
+}
+
+void H2Connection::start(std::string& out) {
+  uint8_t payload[12];
+  size_t n = guard_.settings_payload(payload);
+  append_frame(out, kSettings, 0, 0, payload, n);
+  ++settings_out_;
+}
+
+void H2Connection::feed(const char* data, size_t len, std::string& out) {
+  out_ = &out;
+  acks_this_read_ = 0;
+  const auto* p = reinterpret_cast<const uint8_t*>(data);
+  while (len > 0 && !failed_) {
+    size_t take = 0;
+    switch (read_) {
+      case Read::preface:
+        take = std::min(len, kPrefaceLength - have_);
+        if (memcmp(p, kPreface + have_, take) != 0) {
+          fail(kProtocolError);  // RFC 9113 section 3.4
+          break;
+        }
+        have_ += take;
+        if (have_ == kPrefaceLength) {
+          have_ = 0;
+          read_ = Read::head;
+        }
+        break;
+      case Read::head:
+        take = std::min(len, kFrameHead - have_);
+        memcpy(head_ + have_, p, take);
+        have_ += take;
+        if (have_ == kFrameHead) {
+          have_ = 0;
+          if (begin_frame()) settle();
+        }
+        break;
+      case Read::prefix:
+        take = std::min(len, prefix_ - have_);
+        memcpy(keep_ + have_, p, take);
+        have_ += take;
+        settle();
+        break;
+      case Read::payload:
+        take = std::min(len, left_);
+        left_ -= take;
+        payload(p, take);
+        settle();
+        break;
+      case Read::padding:
+        take = std::min(len, pad_);
+        pad_ -= take;
+        settle();
+        break;
+      case Read::done:
+        take = len;
+        break;
+    }
+    p += take;
+    len -= take;
+  }
+  out_ = nullptr;
+}
+
+// Moves on past each part of the frame that has come whole.
+void H2Connection::settle() {
+  while (!failed_) {
+    if (read_ == Read::prefix && have_ == prefix_) {
+      have_ = 0;
+      read_ = Read::payload;
+      if (!prefix_done()) return;
+    } else if (read_ == Read::payload && left_ == 0) {
+      read_ = Read::padding;
+    } else if (read_ == Read::padding && pad_ == 0) {
+      read_ = Read::head;
+      frame_done();
+      return;
+    } else {
+      return;
+    }
+  }
+}
+
+// A frame's header: its length, type and stream against the rules, and
+// the budgets. False once the connection has failed.
+bool H2Connection::begin_frame() {
+  length_ = read24(head_);
+  type_ = head_[3];
+  flags_ = head_[4];
+  stream_ = read32(head_ + 5) & 0x7fffffff;
+  prefix_ = pad_ = 0;
+  left_ = length_;
+  frame_flow_ = nullptr;
+  read_ = Read::prefix;
+  if (length_ > kMaxFrame) return fail(kFrameSizeError), false;
+  // A header block is one piece: nothing but its CONTINUATIONs within it.
+  if (block_ != Block::none && (type_ != kContinuation || stream_ != block_stream_))
+    return fail(kProtocolError), false;
+  bool ack = (flags_ & kAck) != 0;
+  switch (type_) {
+    case kData:
+      return begin_data();
+    case kHeaders:
+      prefix_ = ((flags_ & kPadded) != 0 ? 1 : 0) + ((flags_ & kPriorityFlag) != 0 ? 5 : 0);
+      if (length_ < prefix_) return fail(kFrameSizeError), false;
+      left_ -= prefix_;
+      return begin_headers();
+    case kPriority:
+      if (!guard_.spend(H2Guard::priority)) return flooded(guard_.flood()), false;
+      if (stream_ == 0) return fail(kProtocolError), false;
+      if (length_ != 5) return fail(kFrameSizeError), false;
+      break;
+    case kRstStream:
+      accounting_.h2_rst_stream(false);
+      if (length_ != 4) return fail(kFrameSizeError), false;
+      if (stream_ == 0 || stream_ > last_in_) return fail(kProtocolError), false;  // idle
+      break;
+    case kSettings:
+      if (!ack && !guard_.spend(H2Guard::settings)) return flooded(guard_.flood()), false;
+      if (stream_ != 0) return fail(kProtocolError), false;
+      if (ack) {
+        if (length_ != 0) return fail(kFrameSizeError), false;
+        if (settings_out_ == 0) return fail(kProtocolError), false;  // none of ours to ACK
+        --settings_out_;
+        ours_acked_ = true;
+        return true;
+      }
+      if (length_ % 6 != 0) return fail(kFrameSizeError), false;
+      if (length_ > kKeep) return flooded(H2Flood::settings), false;
+      break;
+    case kPushPromise:  // a client may not push (RFC 9113 section 8.4)
+      return fail(kProtocolError), false;
+    case kPing:
+      if (!ack && !guard_.spend(H2Guard::ping)) return flooded(guard_.flood()), false;
+      if (length_ != 8) return fail(kFrameSizeError), false;
+      if (stream_ != 0) return fail(kProtocolError), false;
+      break;
+    case kGoaway:
+      accounting_.h2_goaway(false);
+      if (stream_ != 0) return fail(kProtocolError), false;
+      if (length_ < 8) return fail(kFrameSizeError), false;
+      break;
+    case kWindowUpdate:
+      if (length_ != 4) return fail(kFrameSizeError), false;
+      break;
+    case kContinuation:
+      if (block_ == Block::none) return fail(kProtocolError), false;
+      if (++continuations_ > H2Defences::kMaxContinuations)
+        return flooded(H2Flood::continuation), false;
+      frame_flow_ = block_flow_;
+      return true;
+    default:  // unknown: skipped (RFC 9113 section 5.5)
+      return true;
+  }
+  // A control frame: its payload kept (a GOAWAY's debug data skipped).
+  prefix_ = type_ == kGoaway ? 8 : length_;
+  left_ = length_ - prefix_;
+  return true;
+}
+
+bool H2Connection::begin_data() {
+  if (stream_ == 0) return fail(kProtocolError), false;
+  if ((flags_ & kPadded) != 0) {
+    if (length_ < 1) return fail(kFrameSizeError), false;
+    prefix_ = 1;
+    left_ -= 1;
+  }
+  // The connection's window counts the whole frame, padding and all.
+  if (length_ > kInitialWindow - recv_consumed_) return fail(kFlowControlError), false;
+  H2Flow* s = find(stream_);
+  if (s == nullptr) {
+    if (stream_ > last_in_) return fail(kProtocolError), false;  // idle
+    if (closed_state(stream_) == 0) return fail(kStreamClosed), false;
+    consume(nullptr, length_);  // after our RST_STREAM, or long forgotten: ignored
+    return true;
+  }
+  if (s->end_in || !s->head_in) {  // half-closed (remote)
+    consume(nullptr, length_);
+    stream_error(*s, kStreamClosed);
+    return !failed_;
+  }
+  if (length_ > kInitialWindow - s->recv_consumed) {
+    consume(nullptr, length_);
+    stream_error(*s, kFlowControlError);
+    return !failed_;
+  }
+  if (length_ == 0 && (flags_ & kEndStream) == 0 && !guard_.spend(H2Guard::empty_data))
+    return flooded(guard_.flood()), false;
+  consume(s, length_);
+  frame_flow_ = s;
+  return !failed_;
+}
+
+// A HEADERS: a new request stream, a request's trailers, or a block only
+// decoded (HPACK's table must follow every block).
+bool H2Connection::begin_headers() {
+  if (stream_ == 0 || (stream_ & 1) == 0) return fail(kProtocolError), false;
+  guard_.begin_block();
+  continuations_ = 0;
+  block_stream_ = stream_;
+  block_end_stream_ = (flags_ & kEndStream) != 0;
+  block_ = Block::ignored;
+  block_flow_ = nullptr;
+  if (H2Flow* s = find(stream_); s != nullptr) {
+    if (s->end_in) return fail(kStreamClosed), false;  // half-closed (remote)
+    block_flow_ = s;
+    block_ = Block::trailers;
+    // Trailers end the stream (RFC 9113 section 8.1).
+    if (!block_end_stream_) stream_error(*s, kProtocolError);
+    return !failed_;
+  }
+  if (stream_ <= last_in_) {
+    int closed = closed_state(stream_);
+    if (closed < 0) return fail(kProtocolError), false;  // never opened (5.1.1)
+    if (closed == 0) return fail(kStreamClosed), false;
+    // On a stream we reset: decoded and ignored, within a budget.
+    if (!guard_.spend(H2Guard::refused_headers)) return flooded(guard_.flood()), false;
+    return true;
+  }
+  last_in_ = stream_;
+  if (goaway_in_ || goaway_out_) return true;  // a stream after a GOAWAY: ignored
+  if (open_count_ >= setup_.max_concurrent_streams) {
+    // Over our SETTINGS_MAX_CONCURRENT_STREAMS: refused while the client
+    // may not know it yet, a connection error once it has acknowledged it.
+    if (ours_acked_) return fail(kProtocolError), false;
+    refuse(stream_, H2Limit::streams);
+    return true;
+  }
+  H2Flow& s = events_.opened(stream_);
+  s.open(stream_, peer_initial_window_);
+  s.flow_next = open_;
+  open_ = &s;
+  ++open_count_;
+  guard_.stream_opened();
+  block_flow_ = &s;
+  block_ = Block::request;
+  return true;
+}
+
+// The bytes kept before the payload: padding's length, a priority, or a
+// whole control frame.
+bool H2Connection::prefix_done() {
+  switch (type_) {
+    case kData:
+    case kHeaders: {
+      size_t at = 0;
+      if ((flags_ & kPadded) != 0) pad_ = keep_[at++];
+      // A stream may not depend on itself (RFC 9113 section 5.3.1).
+      if ((flags_ & kPriorityFlag) != 0 && (read32(keep_ + at) & 0x7fffffff) == stream_)
+        return fail(kProtocolError), false;
+      if (pad_ > left_) return fail(kProtocolError), false;  // padding past the frame
+      left_ -= pad_;
+      return true;
+    }
+    case kPriority:
+      if ((read32(keep_) & 0x7fffffff) == stream_) return fail(kProtocolError), false;
+      return true;
+    case kRstStream:
+      return rst_stream();
+    case kSettings:
+      return (flags_ & kAck) != 0 || settings();
+    case kPing:
+      if ((flags_ & kAck) == 0) ack(kPing, keep_, 8);
+      return !failed_;
+    case kGoaway:
+      goaway_in_ = true;
+      return true;
+    case kWindowUpdate:
+      return window_update();
+    default:
+      return true;
+  }
+}
+
+void H2Connection::payload(const uint8_t* p, size_t n) {
+  if (n == 0) return;
+  if (type_ == kHeaders || type_ == kContinuation) {
+    inflate(p, n, false);
+    return;
+  }
+  if (type_ != kData || frame_flow_ == nullptr) return;
+  H2Flow& s = *frame_flow_;
+  s.data_in += n;
+  int64_t declared = s.check.content_length();
+  if (declared >= 0 && s.data_in > static_cast<uint64_t>(declared)) {
+    stream_error(s, kProtocolError);  // more than its Content-Length (8.1.1)
+    return;
+  }
+  events_.data(s, reinterpret_cast<const char*>(p), n);
+}
+
+void H2Connection::frame_done() {
+  if (type_ == kData) {
+    if (frame_flow_ != nullptr && (flags_ & kEndStream) != 0) end_request(*frame_flow_);
+    return;
+  }
+  if ((type_ != kHeaders && type_ != kContinuation) || (flags_ & kEndHeaders) == 0) return;
+  inflate(nullptr, 0, true);
+  if (failed_) return;
+  Block b = std::exchange(block_, Block::none);
+  H2Flow* s = std::exchange(block_flow_, nullptr);
+  if (b == Block::request) {
+    if (!s->check.head_done()) return stream_error(*s, kProtocolError);
+    s->head_in = true;
+    events_.head(*s);
+    if (block_end_stream_) end_request(*s);
+  } else if (b == Block::trailers) {
+    end_request(*s);
+  }
+}
+
+// END_STREAM: the request is whole, if its content is what it declared.
+void H2Connection::end_request(H2Flow& s) {
+  s.end_in = true;
+  int64_t declared = s.check.content_length();
+  if (declared >= 0 && s.data_in != static_cast<uint64_t>(declared))
+    return stream_error(s, kProtocolError);
+  events_.ended(s);
+}
+
+// A piece of a header block to nghttp2's inflater; each field it yields
+// to field().
+void H2Connection::inflate(const uint8_t* p, size_t n, bool final) {
+  while (!failed_) {
+    nghttp2_nv nv;
+    int flags = 0;
+    ssize_t used = nghttp2_hd_inflate_hd2(inflater_, &nv, &flags, p, n, final ? 1 : 0);
+    if (used < 0) {
+      // A block that does not decode breaks HPACK's state for good
+      // (RFC 9113 section 4.3); short of memory, the same end.
+      fail(used == NGHTTP2_ERR_NOMEM ? kInternalError : kCompressionError);
+      return;
+    }
+    p += used;
+    n -= static_cast<size_t>(used);
+    if ((flags & NGHTTP2_HD_INFLATE_EMIT) != 0)
+      field({reinterpret_cast<const char*>(nv.name), nv.namelen},
+            {reinterpret_cast<const char*>(nv.value), nv.valuelen});
+    if ((flags & NGHTTP2_HD_INFLATE_FINAL) != 0) {
+      nghttp2_hd_inflate_end_headers(inflater_);
+      return;
+    }
+    if ((flags & NGHTTP2_HD_INFLATE_EMIT) == 0 && n == 0) return;
+  }
+}
+
+void H2Connection::field(std::string_view name, std::string_view value) {
+  if (block_ != Block::request && block_ != Block::trailers) return;
+  H2Flow& s = *block_flow_;
+  if (!guard_.field_fits(name.size(), value.size())) {
+    // Over the header list: the stream refused, the rest of the block
+    // decoded and not looked at, within a budget of such blocks.
+    stream_error(s, kRefusedStream);
+    guard_.over_limit(H2Limit::header_list);
+    if (!guard_.spend(H2Guard::refused_headers)) flooded(guard_.flood());
+    return;
+  }
+  bool trailers = block_ == Block::trailers;
+  if (!s.check.field(name, value, trailers)) return stream_error(s, kProtocolError);
+  if (!trailers) events_.field(s, name, value);
+}
+
+bool H2Connection::rst_stream() {
+  // Rapid reset (CVE-2023-44487): a bucket of kResetBurst, refilled by
+  // kResetRate a second, as nghttp2 keeps it; empty, GOAWAY INTERNAL_ERROR.
+  uint64_t second = setup_.clock() / 1'000'000'000;
+  if (second != reset_second_) {
+    resets_left_ = std::min<uint64_t>(
+        H2Defences::kResetBurst, resets_left_ + H2Defences::kResetRate * (second - reset_second_));
+    reset_second_ = second;
+  }
+  if (H2Flow* s = find(stream_); s != nullptr) close(*s, false);
+  if (resets_left_ == 0) return flooded(H2Flood::rapid_reset), false;
+  --resets_left_;
+  return true;
+}
+
+// The SETTINGS rules (RFC 9113 section 6.5.2): the error a payload of
+// `n` bytes earns, or kNoError.
+uint32_t H2Connection::settings_error(const uint8_t* p, size_t n) {
+  for (size_t at = 0; at + 6 <= n; at += 6) {
+    uint16_t id = static_cast<uint16_t>(p[at] << 8 | p[at + 1]);
+    uint32_t value = read32(p + at + 2);
+    if (id == kEnablePush && value > 1) return kProtocolError;
+    if (id == kInitialWindowSize && value > kMaxWindow) return kFlowControlError;
+    if (id == kMaxFrameSize && (value < kMaxFrame || value > 0xffffff)) return kProtocolError;
+  }
+  return kNoError;
+}
+
+bool H2Connection::settings_valid(std::string_view payload) {
+  const auto* p = reinterpret_cast<const uint8_t*>(payload.data());
+  return payload.size() % 6 == 0 && payload.size() <= kKeep &&
+         settings_error(p, payload.size()) == kNoError;
+}
+
+// The client's settings applied, in order: the last of a kind holds.
+bool H2Connection::apply_settings(const uint8_t* p, size_t n) {
+  if (uint32_t code = settings_error(p, n); code != kNoError) return fail(code), false;
+  for (size_t at = 0; at + 6 <= n; at += 6) {
+    uint16_t id = static_cast<uint16_t>(p[at] << 8 | p[at + 1]);
+    uint32_t value = read32(p + at + 2);
+    if (id == kHeaderTableSize) {
+      // Our encoder never indexes; a table smaller than HPACK's default
+      // must still be acknowledged by our next block (RFC 7541 4.2).
+      if (value < kDefaultTableSize) signal_table_ = true;
+    } else if (id == kInitialWindowSize) {
+      int64_t delta = static_cast<int64_t>(value) - peer_initial_window_;
+      peer_initial_window_ = value;
+      for (H2Flow* s = open_; s != nullptr; s = s->flow_next) {
+        s->send_window += delta;
+        if (s->send_window > kMaxWindow) return fail(kFlowControlError), false;
+      }
+    }
+  }
+  return true;
+}
+
+bool H2Connection::settings() {
+  if (!apply_settings(keep_, length_)) return false;
+  ack(kSettings, nullptr, 0);
+  acked_theirs_ = true;
+  return !failed_;
+}
+
+bool H2Connection::window_update() {
+  uint32_t increment = read32(keep_) & 0x7fffffff;
+  if (stream_ == 0) {
+    if (increment == 0) return fail(kProtocolError), false;
+    send_window_ += increment;
+    if (send_window_ > kMaxWindow) return fail(kFlowControlError), false;
+    return true;
+  }
+  H2Flow* s = find(stream_);
+  if (s == nullptr) {
+    if (stream_ > last_in_) return fail(kProtocolError), false;  // idle
+    return true;                                                 // closed: ignored
+  }
+  // On a stream a stream error; a connection error, as nghttp2 made it,
+  // which RFC 9113 section 5.4.1 allows.
+  if (increment == 0) return fail(kProtocolError), false;
+  s->send_window += increment;
+  if (s->send_window > kMaxWindow) stream_error(*s, kFlowControlError);
+  return !failed_;
+}
+
+// DATA taken: our windows reopened as soon as half of one is used, as
+// nghttp2 did, so a client is never held back by our window.
+void H2Connection::consume(H2Flow* s, size_t n) {
+  auto update = [&](uint32_t stream, uint32_t& consumed) {
+    consumed += static_cast<uint32_t>(n);
+    if (consumed < static_cast<uint32_t>(kInitialWindow) / 2) return;
+    uint8_t increment[4];
+    write32(increment, consumed);
+    append_frame(*out_, kWindowUpdate, 0, stream, increment, sizeof increment);
+    consumed = 0;
+  };
+  if (n == 0) return;
+  update(0, recv_consumed_);
+  if (s != nullptr && (flags_ & kEndStream) == 0) update(s->id, s->recv_consumed);
+}
+
+void H2Connection::ack(uint8_t type, const uint8_t* payload, size_t n) {
+  // ACKs one read calls for (a read of 64 KiB holds 3,855 PINGs): a client
+  // waits for one before the next, a flood does not.
+  if (++acks_this_read_ > H2Defences::kMaxOutboundAcks) return flooded(H2Flood::ack);
+  append_frame(*out_, type, kAck, 0, payload, n);
+}
+
+}  // namespace hello
