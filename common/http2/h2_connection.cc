@@ -32,6 +32,7 @@ void H2Connection::start(std::string& out) {
 void H2Connection::feed(const char* data, size_t len, std::string& out) {
   out_ = &out;
   acks_this_read_ = 0;
+  reset_this_read_ = 0;
   const auto* p = reinterpret_cast<const uint8_t*>(data);
   while (len > 0 && !failed_) {
     size_t take = 0;
@@ -93,6 +94,7 @@ void H2Connection::settle() {
       if (!prefix_done()) return;
     } else if (read_ == Read::payload && left_ == 0) {
       read_ = Read::padding;
+      if (type_ == kHeaders || type_ == kContinuation) block_piece_done();
     } else if (read_ == Read::padding && pad_ == 0) {
       read_ = Read::head;
       frame_done();
@@ -115,9 +117,16 @@ bool H2Connection::begin_frame() {
   frame_flow_ = nullptr;
   read_ = Read::prefix;
   if (length_ > kMaxFrame) return fail(kFrameSizeError), false;
+  // The preface's own SETTINGS comes first (RFC 9113 section 3.4).
+  if (!settings_in_ && (type_ != kSettings || (flags_ & kAck) != 0))
+    return fail(kProtocolError), false;
+  settings_in_ = true;
   // A header block is one piece: nothing but its CONTINUATIONs within it.
   if (block_ != Block::none && (type_ != kContinuation || stream_ != block_stream_))
     return fail(kProtocolError), false;
+  // Here what the header alone shows: lengths, budgets, DATA's stream;
+  // the rest once the frame's first bytes are in (prefix_done()), where
+  // nghttp2 checked it too.
   bool ack = (flags_ & kAck) != 0;
   switch (type_) {
     case kData:
@@ -126,40 +135,32 @@ bool H2Connection::begin_frame() {
       prefix_ = ((flags_ & kPadded) != 0 ? 1 : 0) + ((flags_ & kPriorityFlag) != 0 ? 5 : 0);
       if (length_ < prefix_) return fail(kFrameSizeError), false;
       left_ -= prefix_;
-      return begin_headers();
+      return true;
     case kPriority:
       if (!guard_.spend(H2Guard::priority)) return flooded(guard_.flood()), false;
-      if (stream_ == 0) return fail(kProtocolError), false;
       if (length_ != 5) return fail(kFrameSizeError), false;
       break;
     case kRstStream:
       accounting_.h2_rst_stream(false);
       if (length_ != 4) return fail(kFrameSizeError), false;
-      if (stream_ == 0 || stream_ > last_in_) return fail(kProtocolError), false;  // idle
       break;
     case kSettings:
       if (!ack && !guard_.spend(H2Guard::settings)) return flooded(guard_.flood()), false;
-      if (stream_ != 0) return fail(kProtocolError), false;
-      if (ack) {
-        if (length_ != 0) return fail(kFrameSizeError), false;
-        if (settings_out_ == 0) return fail(kProtocolError), false;  // none of ours to ACK
-        --settings_out_;
-        ours_acked_ = true;
-        return true;
-      }
+      if (ack && length_ != 0) return fail(kFrameSizeError), false;
       if (length_ % 6 != 0) return fail(kFrameSizeError), false;
       if (length_ > kKeep) return flooded(H2Flood::settings), false;
       break;
-    case kPushPromise:  // a client may not push (RFC 9113 section 8.4)
-      return fail(kProtocolError), false;
+    case kPushPromise:  // refused once its promised stream is read
+      prefix_ = ((flags_ & kPadded) != 0 ? 1 : 0) + 4;
+      if (length_ < prefix_) return fail(kFrameSizeError), false;
+      left_ -= prefix_;
+      return true;
     case kPing:
       if (!ack && !guard_.spend(H2Guard::ping)) return flooded(guard_.flood()), false;
       if (length_ != 8) return fail(kFrameSizeError), false;
-      if (stream_ != 0) return fail(kProtocolError), false;
       break;
     case kGoaway:
       accounting_.h2_goaway(false);
-      if (stream_ != 0) return fail(kProtocolError), false;
       if (length_ < 8) return fail(kFrameSizeError), false;
       break;
     case kWindowUpdate:
@@ -191,16 +192,18 @@ bool H2Connection::begin_data() {
   if (length_ > kInitialWindow - recv_consumed_) return fail(kFlowControlError), false;
   H2Flow* s = find(stream_);
   if (s == nullptr) {
-    if (stream_ > last_in_) return fail(kProtocolError), false;  // idle
+    if (idle(stream_)) return fail(kProtocolError), false;
     if (closed_state(stream_) == 0) return fail(kStreamClosed), false;
-    consume(nullptr, length_);  // after our RST_STREAM, or long forgotten: ignored
+    // Reset by us before the client ended it, or long forgotten: ignored,
+    // padding unread.
+    consume(nullptr, length_);
+    prefix_ = 0;
+    left_ = length_;
     return true;
   }
-  if (s->end_in || !s->head_in) {  // half-closed (remote)
-    consume(nullptr, length_);
-    stream_error(*s, kStreamClosed);
-    return !failed_;
-  }
+  // Half-closed (remote): a stream error by RFC 9113 section 5.1, which
+  // nghttp2 made a connection error (section 5.4.1 allows it).
+  if (s->end_in || !s->head_in) return fail(kStreamClosed), false;
   if (length_ > kInitialWindow - s->recv_consumed) {
     consume(nullptr, length_);
     stream_error(*s, kFlowControlError);
@@ -227,21 +230,22 @@ bool H2Connection::begin_headers() {
     if (s->end_in) return fail(kStreamClosed), false;  // half-closed (remote)
     block_flow_ = s;
     block_ = Block::trailers;
-    // Trailers end the stream (RFC 9113 section 8.1).
-    if (!block_end_stream_) stream_error(*s, kProtocolError);
-    return !failed_;
+    return true;
   }
   if (stream_ <= last_in_) {
     int closed = closed_state(stream_);
     if (closed < 0) return fail(kProtocolError), false;  // never opened (5.1.1)
     if (closed == 0) return fail(kStreamClosed), false;
-    // On a stream we reset: decoded and ignored, within a budget.
+    // On a stream we reset before the client ended it: decoded and
+    // ignored, within a budget.
     if (!guard_.spend(H2Guard::refused_headers)) return flooded(guard_.flood()), false;
     return true;
   }
   last_in_ = stream_;
-  if (goaway_in_ || goaway_out_) return true;  // a stream after a GOAWAY: ignored
-  if (open_count_ >= setup_.max_concurrent_streams) {
+  if (goaway_out_) return true;  // a stream after our GOAWAY: ignored
+  // Streams we reset in this read count until the read is done, as they
+  // did in nghttp2 until its RST_STREAM was sent.
+  if (open_count_ + reset_this_read_ >= setup_.max_concurrent_streams) {
     // Over our SETTINGS_MAX_CONCURRENT_STREAMS: refused while the client
     // may not know it yet, a connection error once it has acknowledged it.
     if (ours_acked_) return fail(kProtocolError), false;
@@ -262,33 +266,50 @@ bool H2Connection::begin_headers() {
 // The bytes kept before the payload: padding's length, a priority, or a
 // whole control frame.
 bool H2Connection::prefix_done() {
+  bool is_ack = (flags_ & kAck) != 0;
   switch (type_) {
     case kData:
     case kHeaders: {
+      if (prefix_ == 0) return type_ == kData || begin_headers();  // nothing before the payload
       size_t at = 0;
       if ((flags_ & kPadded) != 0) pad_ = keep_[at++];
-      // A stream may not depend on itself (RFC 9113 section 5.3.1).
-      if ((flags_ & kPriorityFlag) != 0 && (read32(keep_ + at) & 0x7fffffff) == stream_)
-        return fail(kProtocolError), false;
       if (pad_ > left_) return fail(kProtocolError), false;  // padding past the frame
       left_ -= pad_;
-      return true;
+      if (type_ == kData) return true;
+      // A stream may not depend on itself (RFC 9113 section 5.3.1): a
+      // connection error for a request's HEADERS, a stream error for its
+      // trailers, as nghttp2 had it.
+      bool self = (flags_ & kPriorityFlag) != 0 && (read32(keep_ + at) & 0x7fffffff) == stream_;
+      if (self && stream_ > last_in_) return fail(kProtocolError), false;
+      if (!begin_headers()) return false;
+      if (self && block_flow_ != nullptr) stream_error(*block_flow_, kProtocolError);
+      return !failed_;
     }
     case kPriority:
-      if ((read32(keep_) & 0x7fffffff) == stream_) return fail(kProtocolError), false;
+      if (stream_ == 0 || (read32(keep_) & 0x7fffffff) == stream_)
+        return fail(kProtocolError), false;
       return true;
     case kRstStream:
+      if (stream_ == 0 || idle(stream_)) return fail(kProtocolError), false;
       return rst_stream();
     case kSettings:
-      return (flags_ & kAck) != 0 || settings();
+      if (stream_ != 0) return fail(kProtocolError), false;
+      if (!is_ack) return settings();
+      if (settings_out_ == 0) return fail(kProtocolError), false;  // none of ours to ACK
+      --settings_out_;
+      ours_acked_ = true;
+      return true;
     case kPing:
-      if ((flags_ & kAck) == 0) ack(kPing, keep_, 8);
+      if (stream_ != 0) return fail(kProtocolError), false;
+      if (!is_ack) ack(kPing, keep_, 8);
       return !failed_;
     case kGoaway:
-      goaway_in_ = true;
-      return true;
+      if (stream_ != 0) return fail(kProtocolError), false;
+      return goaway();
     case kWindowUpdate:
       return window_update();
+    case kPushPromise:  // a client may not push (RFC 9113 section 8.4)
+      return fail(kProtocolError), false;
     default:
       return true;
   }
@@ -311,22 +332,31 @@ void H2Connection::payload(const uint8_t* p, size_t n) {
   events_.data(s, reinterpret_cast<const char*>(p), n);
 }
 
+// A HEADERS' or CONTINUATION's piece of a block is in, its padding yet to
+// come: with END_HEADERS the block's decoding ends here (a block cut short
+// is a COMPRESSION_ERROR now), as nghttp2's did.
+void H2Connection::block_piece_done() {
+  if ((flags_ & kEndHeaders) != 0) inflate(nullptr, 0, true);
+}
+
+// The frame is whole, padding and all: a DATA's END_STREAM, a block's end.
 void H2Connection::frame_done() {
-  if (type_ == kData) {
-    if (frame_flow_ != nullptr && (flags_ & kEndStream) != 0) end_request(*frame_flow_);
-    return;
-  }
+  if (type_ == kData && frame_flow_ != nullptr && (flags_ & kEndStream) != 0)
+    end_request(*frame_flow_);
   if ((type_ != kHeaders && type_ != kContinuation) || (flags_ & kEndHeaders) == 0) return;
-  inflate(nullptr, 0, true);
-  if (failed_) return;
   Block b = std::exchange(block_, Block::none);
   H2Flow* s = std::exchange(block_flow_, nullptr);
   if (b == Block::request) {
-    if (!s->check.head_done()) return stream_error(*s, kProtocolError);
+    if (!s->check.head_done()) {
+      s->end_in = block_end_stream_;  // the client has ended it all the same
+      return stream_error(*s, kProtocolError);
+    }
     s->head_in = true;
     events_.head(*s);
     if (block_end_stream_) end_request(*s);
   } else if (b == Block::trailers) {
+    // Trailers end the stream (RFC 9113 section 8.1).
+    if (!block_end_stream_) return stream_error(*s, kProtocolError);
     end_request(*s);
   }
 }
@@ -369,6 +399,8 @@ void H2Connection::inflate(const uint8_t* p, size_t n, bool final) {
 void H2Connection::field(std::string_view name, std::string_view value) {
   if (block_ != Block::request && block_ != Block::trailers) return;
   H2Flow& s = *block_flow_;
+  bool trailers = block_ == Block::trailers;
+  if (!s.check.field(name, value, trailers)) return stream_error(s, kProtocolError);
   if (!guard_.field_fits(name.size(), value.size())) {
     // Over the header list: the stream refused, the rest of the block
     // decoded and not looked at, within a budget of such blocks.
@@ -377,8 +409,6 @@ void H2Connection::field(std::string_view name, std::string_view value) {
     if (!guard_.spend(H2Guard::refused_headers)) flooded(guard_.flood());
     return;
   }
-  bool trailers = block_ == Block::trailers;
-  if (!s.check.field(name, value, trailers)) return stream_error(s, kProtocolError);
   if (!trailers) events_.field(s, name, value);
 }
 
@@ -397,44 +427,78 @@ bool H2Connection::rst_stream() {
   return true;
 }
 
-// The SETTINGS rules (RFC 9113 section 6.5.2): the error a payload of
-// `n` bytes earns, or kNoError.
-uint32_t H2Connection::settings_error(const uint8_t* p, size_t n) {
-  for (size_t at = 0; at + 6 <= n; at += 6) {
-    uint16_t id = static_cast<uint16_t>(p[at] << 8 | p[at + 1]);
-    uint32_t value = read32(p + at + 2);
-    if (id == kEnablePush && value > 1) return kProtocolError;
-    if (id == kInitialWindowSize && value > kMaxWindow) return kFlowControlError;
-    if (id == kMaxFrameSize && (value < kMaxFrame || value > 0xffffff)) return kProtocolError;
+// A SETTINGS payload of `n` bytes as nghttp2 read one: each setting once,
+// where it first came, with the last value it was given (unknown ones
+// kept as they came, and ignored); at most kMaxSettingsEntries.
+size_t H2Connection::unique_settings(const uint8_t* p, size_t n, Entry* out) {
+  size_t count = 0;
+  for (size_t at = 0; at + 6 <= n && count < H2Defences::kMaxSettingsEntries; at += 6) {
+    Entry e{static_cast<uint16_t>(p[at] << 8 | p[at + 1]), read32(p + at + 2)};
+    size_t i = 0;
+    if ((e.id >= kHeaderTableSize && e.id <= kMaxHeaderListSize) ||
+        e.id == kEnableConnectProtocol || e.id == kNoRfc7540Priorities)
+      while (i < count && out[i].id != e.id) ++i;
+    else
+      i = count;
+    out[i] = e;
+    if (i == count) ++count;
+  }
+  return count;
+}
+
+// The SETTINGS rules (RFC 9113 section 6.5.2): the error the first
+// setting that breaks one earns, or kNoError.
+uint32_t H2Connection::settings_error(const Entry* e, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    // ENABLE_PUSH, ENABLE_CONNECT_PROTOCOL (RFC 8441) and
+    // NO_RFC7540_PRIORITIES (RFC 9218) are 0 or 1.
+    if ((e[i].id == kEnablePush || e[i].id == kEnableConnectProtocol ||
+         e[i].id == kNoRfc7540Priorities) &&
+        e[i].value > 1)
+      return kProtocolError;
+    if (e[i].id == kInitialWindowSize && e[i].value > kMaxWindow) return kFlowControlError;
+    if (e[i].id == kMaxFrameSize && (e[i].value < kMaxFrame || e[i].value > 0xffffff))
+      return kProtocolError;
   }
   return kNoError;
 }
 
 bool H2Connection::settings_valid(std::string_view payload) {
-  const auto* p = reinterpret_cast<const uint8_t*>(payload.data());
-  return payload.size() % 6 == 0 && payload.size() <= kKeep &&
-         settings_error(p, payload.size()) == kNoError;
+  if (payload.size() % 6 != 0 || payload.size() > kKeep) return false;
+  Entry e[H2Defences::kMaxSettingsEntries];
+  size_t n = unique_settings(reinterpret_cast<const uint8_t*>(payload.data()), payload.size(), e);
+  return settings_error(e, n) == kNoError;
 }
 
-// The client's settings applied, in order: the last of a kind holds.
+// The client's settings applied, in order.
 bool H2Connection::apply_settings(const uint8_t* p, size_t n) {
-  if (uint32_t code = settings_error(p, n); code != kNoError) return fail(code), false;
-  for (size_t at = 0; at + 6 <= n; at += 6) {
-    uint16_t id = static_cast<uint16_t>(p[at] << 8 | p[at + 1]);
-    uint32_t value = read32(p + at + 2);
-    if (id == kHeaderTableSize) {
+  Entry e[H2Defences::kMaxSettingsEntries];
+  size_t count = unique_settings(p, n, e);
+  if (uint32_t code = settings_error(e, count); code != kNoError) return fail(code), false;
+  for (size_t i = 0; i < count; ++i) {
+    if (e[i].id == kHeaderTableSize) {
       // Our encoder never indexes; a table smaller than HPACK's default
       // must still be acknowledged by our next block (RFC 7541 4.2).
-      if (value < kDefaultTableSize) signal_table_ = true;
-    } else if (id == kInitialWindowSize) {
-      int64_t delta = static_cast<int64_t>(value) - peer_initial_window_;
-      peer_initial_window_ = value;
+      if (e[i].value < kDefaultTableSize) signal_table_ = true;
+    } else if (e[i].id == kInitialWindowSize) {
+      int64_t delta = static_cast<int64_t>(e[i].value) - peer_initial_window_;
+      peer_initial_window_ = e[i].value;
       for (H2Flow* s = open_; s != nullptr; s = s->flow_next) {
         s->send_window += delta;
         if (s->send_window > kMaxWindow) return fail(kFlowControlError), false;
       }
     }
   }
+  return true;
+}
+
+// The client's GOAWAY: its last stream is one of ours (even), and never
+// more than its last GOAWAY's, as nghttp2 checked.
+bool H2Connection::goaway() {
+  uint32_t last = read32(keep_) & 0x7fffffff;
+  if ((last != 0 && (last & 1) != 0) || last > goaway_last_in_) return fail(kProtocolError), false;
+  goaway_last_in_ = last;
+  goaway_in_ = true;
   return true;
 }
 
@@ -455,8 +519,8 @@ bool H2Connection::window_update() {
   }
   H2Flow* s = find(stream_);
   if (s == nullptr) {
-    if (stream_ > last_in_) return fail(kProtocolError), false;  // idle
-    return true;                                                 // closed: ignored
+    if (idle(stream_)) return fail(kProtocolError), false;
+    return true;  // closed: ignored
   }
   // On a stream a stream error; a connection error, as nghttp2 made it,
   // which RFC 9113 section 5.4.1 allows.

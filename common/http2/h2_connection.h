@@ -100,7 +100,8 @@ class H2Connection {
   enum class Block : uint8_t { none, request, trailers, ignored };
   static constexpr size_t kKeep = H2Defences::kMaxSettingsEntries * 6;
   static constexpr size_t kRemembered = 32;
-  static constexpr uint32_t kOurs = 0x80000000u;  // closed by our RST_STREAM
+  // A stream we reset before the client ended it: its frames are ignored.
+  static constexpr uint32_t kIgnored = 0x80000000u;
 
   // Reading (h2_connection.cc).
   void settle();
@@ -110,11 +111,18 @@ class H2Connection {
   bool prefix_done();
   void payload(const uint8_t* p, size_t n);
   void frame_done();
+  void block_piece_done();
   void end_request(H2Flow& s);
   void inflate(const uint8_t* p, size_t n, bool final);
   void field(std::string_view name, std::string_view value);
   bool rst_stream();
-  static uint32_t settings_error(const uint8_t* p, size_t n);
+  struct Entry {
+    uint16_t id;
+    uint32_t value;
+  };
+  static size_t unique_settings(const uint8_t* p, size_t n, Entry* out);
+  static uint32_t settings_error(const Entry* e, size_t n);
+  bool goaway();
   bool apply_settings(const uint8_t* p, size_t n);
   bool settings();
   bool window_update();
@@ -126,8 +134,12 @@ class H2Connection {
   void refuse(uint32_t id, H2Limit limit);
   void stream_error(H2Flow& s, uint32_t code) { reset(s, code, *out_); }
   H2Flow* find(uint32_t id) const;
+  // Never opened: a client's stream above the last, or any of ours (even:
+  // we open none).
+  bool idle(uint32_t id) const { return id > last_in_ || (id & 1) == 0; }
   void close(H2Flow& s, bool ours);
-  // -1: never seen or forgotten; 0: closed; 1: closed by our RST_STREAM.
+  // -1: never seen or forgotten; 0: closed; 1: closed by our RST_STREAM
+  // before the client ended it (its frames ignored).
   int closed_state(uint32_t id) const;
 
   H2Events& events_;
@@ -176,11 +188,14 @@ class H2Connection {
   uint64_t reset_second_ = 0;
 
   uint16_t acks_this_read_ = 0;
-  uint8_t settings_out_ = 0;  // our SETTINGS not yet acknowledged
-  bool ours_acked_ = false;   // the client has acknowledged our first SETTINGS
+  uint32_t reset_this_read_ = 0;  // streams we reset in the read under way
+  uint8_t settings_out_ = 0;      // our SETTINGS not yet acknowledged
+  bool settings_in_ = false;      // the client's first SETTINGS has come
+  bool ours_acked_ = false;       // the client has acknowledged our first SETTINGS
   bool acked_theirs_ = false;
   bool signal_table_ = false;  // our next header block starts with a table size update
   bool goaway_in_ = false;
+  uint32_t goaway_last_in_ = 0x7fffffff;  // the client's last GOAWAY's last stream
   bool goaway_out_ = false;
   bool failed_ = false;
 };

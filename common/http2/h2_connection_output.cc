@@ -65,7 +65,7 @@ void H2Connection::refuse(uint32_t id, H2Limit limit) {
   append_frame(*out_, kRstStream, 0, id, payload, sizeof payload);
   accounting_.h2_rst_stream(true);
   guard_.over_limit(limit);
-  remembered_[remember_at_++ % kRemembered] = id | kOurs;
+  remembered_[remember_at_++ % kRemembered] = id | kIgnored;
 }
 
 void H2Connection::go_away(uint32_t code, std::string& out) {
@@ -113,8 +113,11 @@ void H2Connection::close(H2Flow& s, bool ours) {
   }
   *at = s.flow_next;
   --open_count_;
+  if (ours && out_ != nullptr) ++reset_this_read_;
   guard_.stream_closed();
-  remembered_[remember_at_++ % kRemembered] = s.id | (ours ? kOurs : 0);
+  // Frames on it from now on: ignored if we reset it before the client
+  // ended it, a connection error STREAM_CLOSED otherwise (as nghttp2).
+  remembered_[remember_at_++ % kRemembered] = s.id | (ours && !s.end_in ? kIgnored : 0);
   if (block_flow_ == &s) {
     block_flow_ = nullptr;
     block_ = Block::ignored;  // the rest of its block only decoded
@@ -125,7 +128,7 @@ void H2Connection::close(H2Flow& s, bool ours) {
 
 int H2Connection::closed_state(uint32_t id) const {
   for (uint32_t e : remembered_)
-    if (e != 0 && (e & ~kOurs) == id) return (e & kOurs) != 0 ? 1 : 0;
+    if (e != 0 && (e & ~kIgnored) == id) return (e & kIgnored) != 0 ? 1 : 0;
   return -1;
 }
 

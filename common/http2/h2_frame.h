@@ -67,6 +67,8 @@ enum Setting : uint16_t {
   kInitialWindowSize = 0x4,
   kMaxFrameSize = 0x5,
   kMaxHeaderListSize = 0x6,
+  kEnableConnectProtocol = 0x8,
+  kNoRfc7540Priorities = 0x9,
 };
 
 inline uint32_t read24(const uint8_t* p) {
