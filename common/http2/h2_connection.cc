@@ -27,10 +27,12 @@ void H2Connection::start(std::string& out) {
   size_t n = guard_.settings_payload(payload);
   append_frame(out, kSettings, 0, 0, payload, n);
   ++settings_out_;
+  settings_queued_ = true;
 }
 
 void H2Connection::feed(const char* data, size_t len, std::string& out) {
   out_ = &out;
+  read_start_ = out.size();
   acks_this_read_ = 0;
   reset_this_read_ = 0;
   const auto* p = reinterpret_cast<const uint8_t*>(data);
@@ -62,6 +64,13 @@ void H2Connection::feed(const char* data, size_t len, std::string& out) {
         take = std::min(len, prefix_ - have_);
         memcpy(keep_ + have_, p, take);
         have_ += take;
+        // Padding past the frame is an error as soon as its length is in,
+        // as nghttp2 found it (RFC 9113 sections 6.1 and 6.2).
+        if ((type_ == kHeaders || type_ == kData) && (flags_ & kPadded) != 0 &&
+            keep_[0] > length_ - prefix_) {
+          fail(kProtocolError);
+          break;
+        }
         settle();
         break;
       case Read::payload:
@@ -82,6 +91,7 @@ void H2Connection::feed(const char* data, size_t len, std::string& out) {
     p += take;
     len -= take;
   }
+  settings_queued_ = false;
   out_ = nullptr;
 }
 
@@ -234,7 +244,10 @@ bool H2Connection::begin_headers() {
   }
   if (stream_ <= last_in_) {
     int closed = closed_state(stream_);
-    if (closed < 0) return fail(kProtocolError), false;  // never opened (5.1.1)
+    // Below the last on a stream never opened (or long closed): RFC 9113
+    // section 5.1.1's connection error. The last itself, refused before
+    // it opened, is only decoded, as nghttp2 did.
+    if (closed < 0 && stream_ < last_in_) return fail(kProtocolError), false;
     if (closed == 0) return fail(kStreamClosed), false;
     // On a stream we reset before the client ended it: decoded and
     // ignored, within a budget.
@@ -277,13 +290,11 @@ bool H2Connection::prefix_done() {
       left_ -= pad_;
       if (type_ == kData) return true;
       // A stream may not depend on itself (RFC 9113 section 5.3.1): a
-      // connection error for a request's HEADERS, a stream error for its
-      // trailers, as nghttp2 had it.
+      // connection error for a request's HEADERS; trailers' priority is
+      // not looked at, as nghttp2 did not.
       bool self = (flags_ & kPriorityFlag) != 0 && (read32(keep_ + at) & 0x7fffffff) == stream_;
       if (self && stream_ > last_in_) return fail(kProtocolError), false;
-      if (!begin_headers()) return false;
-      if (self && block_flow_ != nullptr) stream_error(*block_flow_, kProtocolError);
-      return !failed_;
+      return begin_headers();
     }
     case kPriority:
       if (stream_ == 0 || (read32(keep_) & 0x7fffffff) == stream_)
@@ -301,7 +312,9 @@ bool H2Connection::prefix_done() {
       return true;
     case kPing:
       if (stream_ != 0) return fail(kProtocolError), false;
-      if (!is_ack) ack(kPing, keep_, 8);
+      // Not when the connection is over (nghttp2's "closing": a GOAWAY
+      // either way, no stream open and nothing else to send).
+      if (!is_ack && !closing()) ack(kPing, keep_, 8);
       return !failed_;
     case kGoaway:
       if (stream_ != 0) return fail(kProtocolError), false;
@@ -422,6 +435,8 @@ bool H2Connection::rst_stream() {
     reset_second_ = second;
   }
   if (H2Flow* s = find(stream_); s != nullptr) close(*s, false);
+  for (uint32_t i = 0; i < reset_this_read_; ++i)  // ours too: now closed both ways
+    if (reset_ids_[i] == stream_) reset_ids_[i] = reset_ids_[--reset_this_read_];
   if (resets_left_ == 0) return flooded(H2Flood::rapid_reset), false;
   --resets_left_;
   return true;

@@ -137,6 +137,12 @@ class H2Connection {
   // Never opened: a client's stream above the last, or any of ours (even:
   // we open none).
   bool idle(uint32_t id) const { return id > last_in_ || (id & 1) == 0; }
+  // Over but for what is queued: a GOAWAY either way, no stream open, and
+  // nothing else to send with this read.
+  bool closing() const {
+    return failed_ || ((goaway_in_ || goaway_out_) && open_ == nullptr &&
+                       out_->size() == read_start_ && !settings_queued_);
+  }
   void close(H2Flow& s, bool ours);
   // -1: never seen or forgotten; 0: closed; 1: closed by our RST_STREAM
   // before the client ended it (its frames ignored).
@@ -147,7 +153,9 @@ class H2Connection {
   Accounting& accounting_;
   H2Guard guard_;
   nghttp2_hd_inflater* inflater_ = nullptr;
-  std::string* out_ = nullptr;  // during feed()
+  std::string* out_ = nullptr;    // during feed()
+  size_t read_start_ = 0;         // its size when feed() began
+  bool settings_queued_ = false;  // our SETTINGS go out with this read's frames
 
   // The frame being read.
   Read read_ = Read::preface;
@@ -188,10 +196,14 @@ class H2Connection {
   uint64_t reset_second_ = 0;
 
   uint16_t acks_this_read_ = 0;
-  uint32_t reset_this_read_ = 0;  // streams we reset in the read under way
-  uint8_t settings_out_ = 0;      // our SETTINGS not yet acknowledged
-  bool settings_in_ = false;      // the client's first SETTINGS has come
-  bool ours_acked_ = false;       // the client has acknowledged our first SETTINGS
+  // Streams we reset in the read under way: they count against the
+  // streams limit to its end, unless the client resets them too.
+  static constexpr size_t kResetsKept = 8;
+  uint32_t reset_this_read_ = 0;
+  uint32_t reset_ids_[kResetsKept] = {};
+  uint8_t settings_out_ = 0;  // our SETTINGS not yet acknowledged
+  bool settings_in_ = false;  // the client's first SETTINGS has come
+  bool ours_acked_ = false;   // the client has acknowledged our first SETTINGS
   bool acked_theirs_ = false;
   bool signal_table_ = false;  // our next header block starts with a table size update
   bool goaway_in_ = false;

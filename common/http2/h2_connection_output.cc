@@ -113,7 +113,8 @@ void H2Connection::close(H2Flow& s, bool ours) {
   }
   *at = s.flow_next;
   --open_count_;
-  if (ours && out_ != nullptr) ++reset_this_read_;
+  if (ours && out_ != nullptr && reset_this_read_ < kResetsKept)
+    reset_ids_[reset_this_read_++] = s.id;
   guard_.stream_closed();
   // Frames on it from now on: ignored if we reset it before the client
   // ended it, a connection error STREAM_CLOSED otherwise (as nghttp2).
@@ -126,9 +127,16 @@ void H2Connection::close(H2Flow& s, bool ours) {
   events_.closed(s);
 }
 
+// The newest closed streams, as many as nghttp2 kept: closed and open
+// together at most SETTINGS_MAX_CONCURRENT_STREAMS (and kRemembered).
 int H2Connection::closed_state(uint32_t id) const {
-  for (uint32_t e : remembered_)
+  uint32_t keep = setup_.max_concurrent_streams > open_count_
+                      ? std::min<uint32_t>(kRemembered, setup_.max_concurrent_streams - open_count_)
+                      : 0;
+  for (uint32_t i = 1; i <= keep; ++i) {
+    uint32_t e = remembered_[static_cast<uint8_t>(remember_at_ - i) % kRemembered];
     if (e != 0 && (e & ~kIgnored) == id) return (e & kIgnored) != 0 ? 1 : 0;
+  }
   return -1;
 }
 
