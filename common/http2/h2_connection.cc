@@ -237,7 +237,8 @@ bool H2Connection::begin_headers() {
   block_end_stream_ = (flags_ & kEndStream) != 0;
   block_ = Block::ignored;
   block_flow_ = nullptr;
-  if (H2Flow* s = find(stream_); s != nullptr) {
+  H2Flow* known = stream_ <= last_in_ ? find(stream_) : nullptr;  // a new one is in no list
+  if (H2Flow* s = known; s != nullptr) {
     if (s->end_in) return fail(kStreamClosed), false;  // half-closed (remote)
     block_flow_ = s;
     block_ = Block::trailers;
@@ -268,10 +269,7 @@ bool H2Connection::begin_headers() {
   }
   H2Flow& s = events_.opened(stream_);
   s.open(stream_, peer_initial_window_);
-  s.flow_next = open_;
-  open_ = &s;
-  ++open_count_;
-  guard_.stream_opened();
+  link(s);
   block_flow_ = &s;
   block_ = Block::request;
   return true;

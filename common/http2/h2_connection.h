@@ -143,6 +143,7 @@ class H2Connection {
     return failed_ || ((goaway_in_ || goaway_out_) && open_ == nullptr &&
                        out_->size() == read_start_ && !settings_queued_);
   }
+  void link(H2Flow& s);
   void close(H2Flow& s, bool ours);
   // -1: never seen or forgotten; 0: closed; 1: closed by our RST_STREAM
   // before the client ended it (its frames ignored).

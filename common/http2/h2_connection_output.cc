@@ -105,13 +105,22 @@ H2Flow* H2Connection::find(uint32_t id) const {
   return nullptr;
 }
 
+void H2Connection::link(H2Flow& s) {
+  s.flow_prev = nullptr;
+  s.flow_next = open_;
+  if (open_ != nullptr) open_->flow_prev = &s;
+  open_ = &s;
+  ++open_count_;
+  guard_.stream_opened();
+}
+
 void H2Connection::close(H2Flow& s, bool ours) {
-  H2Flow** at = &open_;
-  while (*at != &s) {
-    HELLO_CHECK(*at != nullptr);
-    at = &(*at)->flow_next;
-  }
-  *at = s.flow_next;
+  HELLO_CHECK(open_count_ > 0 && (s.flow_prev != nullptr || open_ == &s));
+  if (s.flow_prev != nullptr)
+    s.flow_prev->flow_next = s.flow_next;
+  else
+    open_ = s.flow_next;
+  if (s.flow_next != nullptr) s.flow_next->flow_prev = s.flow_prev;
   --open_count_;
   if (ours && out_ != nullptr && reset_this_read_ < kResetsKept)
     reset_ids_[reset_this_read_++] = s.id;
@@ -151,10 +160,7 @@ H2Flow* H2Connection::upgrade(std::string_view settings) {
   H2Flow& s = events_.opened(1);
   s.open(1, peer_initial_window_);
   s.head_in = s.end_in = true;
-  s.flow_next = open_;
-  open_ = &s;
-  ++open_count_;
-  guard_.stream_opened();
+  link(s);
   return &s;
 }
 

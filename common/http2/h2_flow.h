@@ -20,7 +20,8 @@ struct H2Flow {
   bool end_in = false;          // the client has ended it (END_STREAM)
   bool end_out = false;         // we have ended it
   bool queued = false;          // the session's: in its queue of answers
-  H2Flow* flow_next = nullptr;  // the connection's open streams
+  H2Flow* flow_prev = nullptr;  // the connection's open streams, newest first
+  H2Flow* flow_next = nullptr;
 
   // Starts over for a new stream `stream_id` whose send window is `window`.
   void open(uint32_t stream_id, int64_t window) {
@@ -30,7 +31,7 @@ struct H2Flow {
     data_in = 0;
     check.begin();
     head_in = end_in = end_out = queued = false;
-    flow_next = nullptr;
+    flow_prev = flow_next = nullptr;
   }
 };
 
