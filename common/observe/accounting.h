@@ -84,9 +84,9 @@ struct TlsHandshake {
 enum class H2Limit : uint8_t { streams, header_list, body };
 // An HTTP/2 connection ended for a flood, by what flooded.
 enum class H2Flood : uint8_t {
-  rapid_reset,      // RST_STREAMs beyond nghttp2's rate (CVE-2023-44487)
-  continuation,     // CONTINUATIONs beyond nghttp2's count (CVE-2024-28182)
-  ack,              // PING or SETTINGS ACKs queued beyond nghttp2's count
+  rapid_reset,      // RST_STREAMs beyond the reset rate (CVE-2023-44487)
+  continuation,     // CONTINUATIONs beyond the count (CVE-2024-28182)
+  ack,              // PING or SETTINGS ACKs one read calls for, beyond the count
   ping,             // PINGs beyond the connection's budget
   settings,         // SETTINGS beyond the budget, or with too many entries
   priority,         // PRIORITYs beyond the budget
