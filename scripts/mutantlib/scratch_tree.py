@@ -68,6 +68,11 @@ class ScratchTree:
         untar = subprocess.run(["tar", "-x", "-m", "-C", str(self.src)], input=archive.stdout)
         if untar.returncode != 0:
             raise MutantError("tar could not unpack the archive")
+        # llhttp's sources as scripts/setup unpacked them (.deps/, which git
+        # archive leaves out), where CMakeLists.txt looks for them.
+        deps = self.repository / ".deps"
+        if deps.is_dir():
+            (self.src / ".deps").symlink_to(deps.resolve())
 
     def configure(self):
         if (self.build / "CMakeCache.txt").exists():
