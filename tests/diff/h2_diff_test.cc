@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "h2_frames.h"
 #include "h2_generate.h"
 #include "http2/h2_session.h"
 #include "reference/h2_session.h"
@@ -103,23 +104,11 @@ class Reader {
  private:
   std::string decode() {
     std::string fields;
-    const auto* in = reinterpret_cast<const uint8_t*>(block_.data());
-    size_t left = block_.size();
-    for (;;) {
-      nghttp2_nv nv;
-      int flags = 0;
-      ssize_t n = nghttp2_hd_inflate_hd2(inflater_, &nv, &flags, in, left, 1);
-      if (n < 0) return " (does not decode)";
-      in += n;
-      left -= static_cast<size_t>(n);
-      if ((flags & NGHTTP2_HD_INFLATE_EMIT) != 0)
-        fields += " " + std::string(reinterpret_cast<const char*>(nv.name), nv.namelen) + ": " +
-                  std::string(reinterpret_cast<const char*>(nv.value), nv.valuelen) + ";";
-      if ((flags & NGHTTP2_HD_INFLATE_FINAL) != 0) break;
-    }
-    nghttp2_hd_inflate_end_headers(inflater_);
+    bool ok = h2_inflate_block(inflater_, block_, [&](const std::string& n, const std::string& v) {
+      fields += " " + n + ": " + v + ";";
+    });
     block_.clear();
-    return fields;
+    return ok ? fields : " (does not decode)";
   }
 
   nghttp2_hd_inflater* inflater_ = nullptr;

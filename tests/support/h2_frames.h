@@ -7,6 +7,7 @@
 #include <array>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 namespace hello::test {
 
@@ -30,6 +31,28 @@ inline std::string h2_queued(nghttp2_session* session) {
   for (ssize_t n; (n = nghttp2_session_mem_send(session, &data)) > 0;)
     out.append(reinterpret_cast<const char*>(data), static_cast<size_t>(n));
   return out;
+}
+
+// A whole header block decoded by `inflater` (whose table it updates),
+// `field(name, value)` called for each field; false if it does not decode.
+template <typename Field>
+bool h2_inflate_block(nghttp2_hd_inflater* inflater, std::string_view block, Field field) {
+  const auto* in = reinterpret_cast<const uint8_t*>(block.data());
+  size_t left = block.size();
+  for (;;) {
+    nghttp2_nv nv;
+    int flags = 0;
+    ssize_t n = nghttp2_hd_inflate_hd2(inflater, &nv, &flags, in, left, 1);
+    if (n < 0) return false;
+    in += n;
+    left -= static_cast<size_t>(n);
+    if ((flags & NGHTTP2_HD_INFLATE_EMIT) != 0)
+      field(std::string(reinterpret_cast<const char*>(nv.name), nv.namelen),
+            std::string(reinterpret_cast<const char*>(nv.value), nv.valuelen));
+    if ((flags & NGHTTP2_HD_INFLATE_FINAL) != 0) break;
+  }
+  nghttp2_hd_inflate_end_headers(inflater);
+  return true;
 }
 
 }  // namespace hello::test

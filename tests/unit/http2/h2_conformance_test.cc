@@ -94,6 +94,16 @@ TEST_F(H2Conformance, PingOnAStreamIsAProtocolError) {  // 6.7/3
   EXPECT_EQ(goaway_code(send(frame(kPing, 0, 1, "12345678"))), kProtocolError);
 }
 
+TEST_F(H2Conformance, ARequestInAReadThatEndsTheConnectionIsNotAnswered) {
+  // Answers come once the read is done; a read that ends the connection
+  // for an error has only its GOAWAY left to send, as nghttp2 had it.
+  start();
+  auto fs = send(get(1) + frame(kPing, 0, 1, "12345678"));
+  EXPECT_EQ(goaway_code(fs), kProtocolError);
+  EXPECT_FALSE(answered(fs, 1));
+  EXPECT_FALSE(open_);
+}
+
 // --- Stream states and identifiers (http2/5.1, 5.1.1, 5.3.1) ---
 
 TEST_F(H2Conformance, DataOnAnIdleStreamIsAProtocolError) {  // 5.1/1

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "h2_frames.h"
 #include "h2_raw.h"
 #include "http2/h2_session.h"
 #include "test_persona.h"
@@ -75,22 +76,10 @@ class H2RawTest : public ::testing::Test {
       if (f.type != h2raw::kHeaders && f.type != h2raw::kContinuation) continue;
       block_ += f.payload;  // the server sends neither padding nor priority
       if ((f.flags & h2raw::kEndHeaders) == 0) continue;
-      const auto* in = reinterpret_cast<const uint8_t*>(block_.data());
-      size_t left = block_.size();
-      for (;;) {
-        nghttp2_nv nv;
-        int flags = 0;
-        ssize_t n = nghttp2_hd_inflate_hd2(inflater_, &nv, &flags, in, left, 1);
-        ASSERT_GE(n, 0) << "the server's header block does not decode";
-        in += n;
-        left -= static_cast<size_t>(n);
-        if ((flags & NGHTTP2_HD_INFLATE_EMIT) != 0)
-          heard_[f.stream].fields.emplace_back(
-              std::string(reinterpret_cast<const char*>(nv.name), nv.namelen),
-              std::string(reinterpret_cast<const char*>(nv.value), nv.valuelen));
-        if ((flags & NGHTTP2_HD_INFLATE_FINAL) != 0) break;
-      }
-      nghttp2_hd_inflate_end_headers(inflater_);
+      auto& fields = heard_[f.stream].fields;
+      ASSERT_TRUE(h2_inflate_block(inflater_, block_, [&](std::string n, std::string v) {
+        fields.emplace_back(std::move(n), std::move(v));
+      })) << "the server's header block does not decode";
       block_.clear();
     }
   }
