@@ -17,8 +17,8 @@
 #include <optional>
 #include <string_view>
 
-#include "reference/h2_stream.h"
 #include "observe/accounting.h"
+#include "reference/h2_stream.h"
 
 namespace hello::reference {
 

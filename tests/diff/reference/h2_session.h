@@ -18,9 +18,9 @@
 #include "base/pool.h"
 #include "http/heart.h"
 #include "http2/h2_answer_fields.h"
+#include "observe/accounting.h"
 #include "reference/h2_limits.h"
 #include "reference/h2_stream.h"
-#include "observe/accounting.h"
 
 namespace hello::reference {
 

@@ -8,9 +8,9 @@
 // its answer as HTTP/2 fields, made from the persona's templates
 // (http2/h2_answer_fields.h).
 #include "base/check.h"
-#include "reference/h2_session.h"
 #include "persona/json_echo.h"
 #include "persona/routes_file.h"
+#include "reference/h2_session.h"
 
 namespace hello::reference {
 
