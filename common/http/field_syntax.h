@@ -1,6 +1,6 @@
 // The rules of header fields (RFC 9110 section 5), written once for every
 // protocol and feature that reads or writes them: the HTTP/1 reader, the
-// route file (--routes) and shaping's `header=`. Header-only and constexpr:
+// route file (--routes), shaping's `header=` and HTTP/2's request check. Header-only and constexpr:
 // the reader's uses are on its hot path.
 #pragma once
 
@@ -48,6 +48,16 @@ constexpr size_t find_control(std::string_view value) {
     if ((c < 0x20 && c != '\t') || c == 0x7f) return i;
   }
   return std::string_view::npos;
+}
+
+// The connection-specific fields HTTP/2 forbids (RFC 9113 section 8.2.2),
+// names in lower case: an HTTP/1 answer's are left out of its HTTP/2 form,
+// and a request that carries one is malformed.
+constexpr bool is_connection_specific(std::string_view lower) {
+  for (std::string_view n :
+       {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"})
+    if (lower == n) return true;
+  return false;
 }
 
 // The headers the server writes on answers itself, in lower case: the

@@ -7,18 +7,12 @@
 #include <cstring>
 
 #include "base/check.h"
+#include "http/field_syntax.h"
 #include "http2/h2_stream.h"
 
 namespace hello {
 
 namespace {
-
-bool connection_specific(std::string_view lower) {
-  for (std::string_view n :
-       {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"})
-    if (lower == n) return true;
-  return false;
-}
 
 // The body of a chunked HTTP/1.1 message: the chunks' data, in order.
 std::string dechunk(std::string_view in) {
@@ -115,7 +109,7 @@ H2Answer H2Answers::convert(const PreparedResponse& r) {
     std::string_view value = head.substr(value_at, value_len);
     if (name == "transfer-encoding" && value.find("chunked") != std::string_view::npos)
       chunked = true;
-    if (connection_specific(name)) return;
+    if (is_connection_specific(name)) return;
     // A template's length is made per request where its value would be.
     if (templated && value_at == static_cast<size_t>(r.length_offset))
       a.length_field = static_cast<int>(a.names.size());

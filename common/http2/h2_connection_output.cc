@@ -84,7 +84,7 @@ void H2Connection::go_away(uint32_t code, std::string& out) {
 
 // A connection error: GOAWAY; the streams open close with the connection.
 void H2Connection::fail(uint32_t code) {
-  go_away(code == kNoError ? kInternalError : code, *out_);
+  go_away(code, *out_);
 }
 
 void H2Connection::flooded(H2Flood flood) {

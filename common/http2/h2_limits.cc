@@ -1,7 +1,6 @@
 #include "http2/h2_limits.h"
 
 #include <algorithm>
-#include <charconv>
 
 #include "base/check.h"
 #include "http2/h2_frame.h"
@@ -76,14 +75,6 @@ bool H2Guard::spend(Budgeted frame) {
 bool H2Guard::field_fits(size_t namelen, size_t valuelen) {
   header_bytes_ += namelen + valuelen + kFieldOverhead;
   return header_bytes_ <= setup_.max_header_list_bytes;
-}
-
-bool H2Guard::length_fits(std::string_view value) const {
-  // The request check has made sure a Content-Length is digits alone and
-  // fits in 63 bits.
-  uint64_t length = 0;
-  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), length);
-  return ec == std::errc{} && end == value.data() + value.size() && length <= setup_.max_body_bytes;
 }
 
 void H2Guard::stream_opened() {

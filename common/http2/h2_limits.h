@@ -51,8 +51,6 @@ class H2Guard {
   // max_header_list_bytes. begin_block() starts a block's count.
   void begin_block() { header_bytes_ = 0; }
   bool field_fits(size_t namelen, size_t valuelen);
-  // A Content-Length's value (digits): false if over max_body_bytes.
-  bool length_fits(std::string_view value) const;
   void over_limit(H2Limit limit) { accounting_.h2_over_limit(limit); }
 
   // The open-streams gauge: a request stream began, or ended.

@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "http/field_syntax.h"
+
 namespace hello {
 
 namespace {
@@ -27,13 +29,14 @@ constexpr bool in(std::string_view set, int c) {
 constexpr std::array<uint8_t, 256> make_classes() {
   std::array<uint8_t, 256> t{};
   for (int c = 0; c < 256; ++c) {
+    char b = static_cast<char>(c);
     bool lower = c >= 'a' && c <= 'z';
     bool upper = c >= 'A' && c <= 'Z';
     bool digit = c >= '0' && c <= '9';
-    bool tchar = lower || upper || digit || in("!#$%&'*+-.^_`|~", c);
+    bool tchar = is_tchar(b);  // http/field_syntax.h's rules, tabled
     uint8_t k = 0;
-    if (tchar && !upper) k |= kNameChar;
-    if (c == '\t' || (c >= 0x20 && c != 0x7f)) k |= kValueChar;
+    if (tchar && to_lower_ascii(b) == b) k |= kNameChar;
+    if (find_control(std::string_view(&b, 1)) == std::string_view::npos) k |= kValueChar;
     if (tchar) k |= kTokenChar;
     if (lower || upper || digit || in("+-.", c)) k |= kSchemeChar;
     if (lower || upper || digit || in("-._~!$&'()*+,;=:@[]%", c)) k |= kAuthorityChar;
@@ -56,11 +59,6 @@ bool value_ok(std::string_view v) {
   if (!v.empty() && (v.front() == ' ' || v.front() == '\t' || v.back() == ' ' || v.back() == '\t'))
     return false;
   return all(v, kValueChar);
-}
-
-bool connection_specific(std::string_view n) {
-  return n == "connection" || n == "keep-alive" || n == "proxy-connection" ||
-         n == "transfer-encoding" || n == "upgrade";
 }
 
 }  // namespace
@@ -100,7 +98,7 @@ bool H2RequestCheck::field(std::string_view name, std::string_view value, bool t
     return pseudo(name, value);
   }
   seen_ |= kRegular;
-  if (!all(name, kNameChar) || !value_ok(value) || connection_specific(name)) return false;
+  if (!all(name, kNameChar) || !value_ok(value) || is_connection_specific(name)) return false;
   if (name == "te") return value == "trailers";
   if (name == "host") {
     seen_ |= kHost;

@@ -151,14 +151,11 @@ void H2Session::ended(H2Flow& f) {
 void H2Session::closed(H2Flow& f) {
   auto& s = static_cast<H2Stream&>(f);
   if (s.state == H2Stream::State::receiving) --incomplete_;  // reset before its end
-  if (s.queued) {
-    H2Stream** at = &queue_;
-    while (*at != &s) at = &(*at)->queue_next;
-    *at = s.queue_next;
-    if (queue_last_ == &s) {
-      queue_last_ = nullptr;
-      for (H2Stream* q = queue_; q != nullptr; q = q->queue_next) queue_last_ = q;
-    }
+  if (s.queued) {                                            // out of the read's queue of answers
+    H2Stream* before = nullptr;
+    for (H2Stream* q = queue_; q != &s; q = q->queue_next) before = q;
+    (before != nullptr ? before->queue_next : queue_) = s.queue_next;
+    if (queue_last_ == &s) queue_last_ = before;
   }
   if (upgraded_ == &s) upgraded_ = nullptr;
   // A shape's `close`: GOAWAY once its stream is done.
