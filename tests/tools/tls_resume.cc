@@ -1,8 +1,9 @@
 // tls_resume: opens TLS connections one after another on each of T threads,
 // one GET per connection, and offers each connection the session of its
 // thread's previous one, to measure what session resumption buys: how many
-// handshakes the server resumed, how long handshakes and whole connections
-// took, how many connections per second that makes. Blocking sockets and
+// handshakes the server resumed, what each negotiated and how many session
+// tickets it received, how long handshakes and whole connections took, how
+// many connections per second that makes. Blocking sockets and
 // OpenSSL 3.0, nothing shared with the servers it measures; scripts/bench
 // --tls runs it as its "resumed handshake per request" load. How to run and
 // read it: tests/tools/README.md.
@@ -42,6 +43,50 @@
 namespace tls_resume {
 namespace {
 
+// The TLS 1.3 suites of `ctx`, by name.
+std::vector<std::string> tls13_suites(SSL_CTX* ctx) {
+  std::vector<std::string> names;
+  STACK_OF(SSL_CIPHER)* all = SSL_CTX_get_ciphers(ctx);
+  for (int i = 0; i < sk_SSL_CIPHER_num(all); ++i) {
+    const SSL_CIPHER* c = sk_SSL_CIPHER_value(all, i);
+    if (std::string_view(SSL_CIPHER_get_version(c)) == "TLSv1.3")
+      names.emplace_back(SSL_CIPHER_get_name(c));
+  }
+  return names;
+}
+
+// --ciphersuites and --ciphers into `ctx`; false after printing why not.
+// OpenSSL 3.0 skips a TLS 1.3 name it does not know, so each is looked for
+// in what it kept; a TLS 1.2 list is refused only when nothing of it is
+// left (its aliases make a name-by-name check meaningless).
+bool set_suites(SSL_CTX* ctx, const Options& opt) {
+  if (opt.ciphersuites) {
+    const std::string& list = *opt.ciphersuites;
+    if (SSL_CTX_set_ciphersuites(ctx, list.c_str()) != 1) {
+      fmt::print(stderr, "tls_resume: --ciphersuites '{}': OpenSSL refuses it ({})\n", list,
+                 openssl_error());
+      return false;
+    }
+    std::vector<std::string> kept = tls13_suites(ctx);
+    for (size_t start = 0; start < list.size();) {
+      size_t end = std::min(list.find(':', start), list.size());
+      std::string name = list.substr(start, end - start);
+      if (std::find(kept.begin(), kept.end(), name) == kept.end()) {
+        fmt::print(stderr, "tls_resume: --ciphersuites '{}': OpenSSL knows no TLS 1.3 suite '{}'\n",
+                   list, name);
+        return false;
+      }
+      start = end + 1;
+    }
+  }
+  if (opt.ciphers && SSL_CTX_set_cipher_list(ctx, opt.ciphers->c_str()) != 1) {
+    fmt::print(stderr, "tls_resume: --ciphers '{}': OpenSSL takes none of it ({})\n", *opt.ciphers,
+               openssl_error());
+    return false;
+  }
+  return true;
+}
+
 // The one context every connection is made from; nullptr after printing why not.
 SSL_CTX* make_context(const Options& opt) {
   SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
@@ -56,6 +101,11 @@ SSL_CTX* make_context(const Options& opt) {
   // reads as the end, and on_info tells the two apart.
   SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
   SSL_CTX_set_info_callback(ctx, on_info);
+  SSL_CTX_set_msg_callback(ctx, on_message);
+  if (!set_suites(ctx, opt)) {
+    SSL_CTX_free(ctx);
+    return nullptr;
+  }
   if (opt.cafile.empty()) {
     // The servers' certificates are usually made when they start.
     SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);
@@ -130,6 +180,12 @@ int parse(int argc, char** argv, Options& opt) {
   app.add_option("--servername", opt.servername, "SNI, and the name verified with --cafile")
       ->type_name("NAME")
       ->capture_default_str();
+  app.add_option("--ciphersuites", opt.ciphersuites,
+                 "TLS 1.3 suites offered, in OpenSSL's syntax (default OpenSSL's)")
+      ->type_name("LIST");
+  app.add_option("--ciphers", opt.ciphers,
+                 "TLS 1.2 suites offered, in OpenSSL's syntax (default OpenSSL's)")
+      ->type_name("LIST");
   app.add_flag("--json", opt.json, "Print one JSON object instead of the summary");
   try {
     app.parse(argc, argv);
@@ -141,6 +197,8 @@ int parse(int argc, char** argv, Options& opt) {
       !std::all_of(opt.path.begin(), opt.path.end(), [](char c) { return c > 0x20 && c < 0x7f; }))
     return usage_error("--path: must start with / and hold no spaces or control characters");
   if (opt.servername.empty()) return usage_error("--servername: must not be empty");
+  if (opt.ciphersuites && opt.ciphersuites->empty() && opt.tls_max == "1.3")
+    return usage_error("--ciphersuites: an empty list offers no TLS 1.3 suite: add --tls-max 1.2");
   if (!opt.duration && opt.count < static_cast<uint64_t>(opt.threads))
     return usage_error("--threads: more threads than --count connections");
   return -1;

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/objects.h>
 #include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>
 
@@ -83,6 +85,8 @@ struct Options {
   std::string tls_max = "1.3";
   std::string cafile;
   std::string servername = "localhost";
+  std::optional<std::string> ciphersuites;  // TLS 1.3, OpenSSL's syntax; unset: OpenSSL's
+  std::optional<std::string> ciphers;       // TLS 1.2, OpenSSL's syntax; unset: OpenSSL's
   bool json = false;
 };
 
@@ -94,6 +98,10 @@ struct Shared {
   socklen_t addr_len;
   std::string request;
 };
+
+// The two kinds of completed handshake, as Tally's indexes.
+constexpr int kFull = 0, kResumed = 1;
+constexpr const char* kHandshakeKinds[] = {"full", "resumed"};
 
 // What one thread saw; the threads' tallies are added up once they end.
 struct Tally {
@@ -107,12 +115,21 @@ struct Tally {
   std::map<std::string, uint64_t> failures;  // by reason
   std::vector<int64_t> handshake_ns;         // one per completed handshake
   std::vector<int64_t> total_ns;             // connect to close, one per 200 answer
+  // Indexed by kFull and kResumed: the completed handshakes by what they
+  // negotiated ("TLSv1.3 TLS_AES_256_GCM_SHA384 x25519"), and their
+  // connections by the session tickets each received.
+  std::map<std::string, uint64_t> negotiated[2];
+  std::map<uint64_t, uint64_t> tickets[2];
 
   void add(const Tally& o) {
     connections += o.connections, resumed += o.resumed, full += o.full, failed += o.failed;
     ok_200 += o.ok_200, no_close_notify += o.no_close_notify;
     for (size_t i = 0; i < kVersionCount; ++i) versions[i] += o.versions[i];
     for (const auto& [why, n] : o.failures) failures[why] += n;
+    for (int i : {kFull, kResumed}) {
+      for (const auto& [what, n] : o.negotiated[i]) negotiated[i][what] += n;
+      for (const auto& [got, n] : o.tickets[i]) tickets[i][got] += n;
+    }
     handshake_ns.insert(handshake_ns.end(), o.handshake_ns.begin(), o.handshake_ns.end());
     total_ns.insert(total_ns.end(), o.total_ns.begin(), o.total_ns.end());
   }
@@ -123,6 +140,9 @@ struct Attempt {
   int fd = -1;
   SSL* ssl = nullptr;
   bool close_notify = false;  // the server's close_notify arrived
+  bool handshaken = false;    // the handshake completed
+  bool resumed = false;       // ... with the offered session
+  uint64_t tickets = 0;       // NewSessionTicket messages received
   size_t answer_bytes = 0;
   char status[kStatusPrefix] = {};
 };
@@ -132,6 +152,43 @@ struct Attempt {
 inline void on_info(const SSL* ssl, int where, int value) {
   if (where == SSL_CB_READ_ALERT && (value & 0xff) == SSL_AD_CLOSE_NOTIFY)
     static_cast<Attempt*>(SSL_get_app_data(ssl))->close_notify = true;
+}
+
+// Every NewSessionTicket the server sends, TLS 1.2's in the handshake and
+// TLS 1.3's after it (read with the answer), on a full handshake or a
+// resumed one. (A new-session callback would miss TLS 1.2's renewed ticket
+// on a resumed handshake: OpenSSL calls it for new sessions only.)
+inline void on_message(int write_p, int, int content_type, const void* buf, size_t len, SSL* ssl,
+                       void*) {
+  if (write_p == 0 && content_type == SSL3_RT_HANDSHAKE && len > 0 &&
+      *static_cast<const unsigned char*>(buf) == SSL3_MT_NEWSESSION_TICKET)
+    ++static_cast<Attempt*>(SSL_get_app_data(ssl))->tickets;
+}
+
+// The key exchange's group ("x25519", "secp256r1"), or for a TLS 1.2
+// finite-field one its type and size ("DH-2048"); "none" without one (RSA
+// key transport). A resumed handshake that made no exchange of its own (TLS
+// 1.2, or TLS 1.3 with psk_ke) names the group of its session's first one,
+// as OpenSSL does.
+inline std::string group_name(SSL* ssl) {
+  if (int nid = SSL_get_negotiated_group(ssl); nid != NID_undef) {
+    if (const char* name = SSL_group_to_name(ssl, nid)) return name;
+    if (const char* name = OBJ_nid2sn(nid)) return name;
+  }
+  EVP_PKEY* key = nullptr;
+  if (SSL_get_peer_tmp_key(ssl, &key) != 1 || key == nullptr) return "none";
+  char name[64];
+  std::string out =
+      EVP_PKEY_get_group_name(key, name, sizeof name, nullptr) == 1
+          ? std::string(name)
+          : fmt::format("{}-{}", EVP_PKEY_get0_type_name(key), EVP_PKEY_get_bits(key));
+  EVP_PKEY_free(key);
+  return out;
+}
+
+// What a completed handshake negotiated: "PROTOCOL SUITE GROUP".
+inline std::string negotiated_text(SSL* ssl) {
+  return fmt::format("{} {} {}", SSL_get_version(ssl), SSL_get_cipher_name(ssl), group_name(ssl));
 }
 
 inline std::string errno_text(int err) {
@@ -182,6 +239,7 @@ class Client {
     int64_t start = now_ns();
     a_ = {};
     bool ok = exchange();
+    if (a_.handshaken) ++tally_.tickets[a_.resumed ? kResumed : kFull][a_.tickets];
     SSL_free(a_.ssl);
     if (a_.fd >= 0) close(a_.fd);
     ++tally_.connections;
@@ -243,7 +301,10 @@ class Client {
       return fail(Step::kHandshake, why);
     }
     tally_.handshake_ns.push_back(now_ns() - start);
-    ++(SSL_session_reused(a_.ssl) ? tally_.resumed : tally_.full);
+    a_.handshaken = true;
+    a_.resumed = SSL_session_reused(a_.ssl) == 1;
+    ++(a_.resumed ? tally_.resumed : tally_.full);
+    ++tally_.negotiated[a_.resumed ? kResumed : kFull][negotiated_text(a_.ssl)];
     for (size_t i = 0; i < kVersionCount; ++i)
       tally_.versions[i] += SSL_version(a_.ssl) == kVersions[i];
     return true;

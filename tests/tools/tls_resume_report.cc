@@ -69,10 +69,40 @@ std::string json_counts(const std::map<std::string, uint64_t>& counts) {
   return out + "}";
 }
 
+// {"full": {...}, "resumed": {...}} of a pair of maps indexed by kFull and kResumed.
+template <typename Key>
+std::string json_by_kind(const std::map<Key, uint64_t> (&maps)[2]) {
+  std::string out = "{";
+  for (int i : {kFull, kResumed}) {
+    std::map<std::string, uint64_t> named;
+    for (const auto& [key, n] : maps[i]) named[fmt::format("{}", key)] = n;
+    out += fmt::format("{}{}: {}", i == kFull ? "" : ", ", json_string(kHandshakeKinds[i]),
+                       json_counts(named));
+  }
+  return out + "}";
+}
+
+// "TLSv1.3 TLS_AES_256_GCM_SHA384 x25519 x 19, ..." of one kind of handshake, or "-".
+template <typename Key>
+std::string text_counts(const std::map<Key, uint64_t>& counts) {
+  std::string out;
+  for (const auto& [key, n] : counts)
+    out += fmt::format("{}{} x {}", out.empty() ? "" : ", ", key, n);
+  return out.empty() ? "-" : out;
+}
+
 std::map<std::string, uint64_t> versions_seen(const Tally& t) {
   std::map<std::string, uint64_t> out;
   for (size_t i = 0; i < kVersionCount; ++i)
     if (t.versions[i] > 0) out[kVersionNames[i]] = t.versions[i];
+  return out;
+}
+
+// ", TLS 1.3 suites LIST, TLS 1.2 suites LIST" for those set, else "".
+std::string suites_text(const Options& opt) {
+  std::string out;
+  if (opt.ciphersuites) out += fmt::format(", TLS 1.3 suites '{}'", *opt.ciphersuites);
+  if (opt.ciphers) out += fmt::format(", TLS 1.2 suites '{}'", *opt.ciphers);
   return out;
 }
 
@@ -92,21 +122,28 @@ void print_json(const Tally& t, double seconds) {
   out +=
       fmt::format("\"total_p50_ms\": {}, \"total_p99_ms\": {}, ",
                   json_ms(percentile_ms(t.total_ns, 50)), json_ms(percentile_ms(t.total_ns, 99)));
-  out += fmt::format("\"tls_versions\": {}}}\n", json_counts(versions_seen(t)));
+  out += fmt::format("\"tls_versions\": {}, \"negotiated\": {}, \"tickets\": {}}}\n",
+                     json_counts(versions_seen(t)), json_by_kind(t.negotiated),
+                     json_by_kind(t.tickets));
   fmt::print("{}", out);
 }
 
 void print_text(const Options& opt, const Tally& t, double seconds) {
-  fmt::print("tls_resume: GET {} on {}:{}, SNI {}, {}, TLS 1.2 to {}, {} thread{}, resumption {}\n",
-             opt.path, opt.host, opt.port, opt.servername,
-             opt.cafile.empty() ? "not verified" : "verified", opt.tls_max, opt.threads,
-             opt.threads == 1 ? "" : "s", opt.no_resume ? "off" : "on");
+  fmt::print(
+      "tls_resume: GET {} on {}:{}, SNI {}, {}, TLS 1.2 to {}, {} thread{}, resumption {}{}\n",
+      opt.path, opt.host, opt.port, opt.servername,
+      opt.cafile.empty() ? "not verified" : "verified", opt.tls_max, opt.threads,
+      opt.threads == 1 ? "" : "s", opt.no_resume ? "off" : "on", suites_text(opt));
   fmt::print("connections {} in {:.3f} s, {:.1f} per second; failed {}\n", t.connections, seconds,
              static_cast<double>(t.connections) / seconds, t.failed);
   for (const auto& [why, n] : t.failures) fmt::print("  failed    {} x {}\n", n, why);
   fmt::print("handshakes  {} resumed, {} full;", t.resumed, t.full);
   for (const auto& [name, n] : versions_seen(t)) fmt::print(" {} {}", name, n);
-  fmt::print("\nanswers     {} with status 200; {} closed without close_notify\n", t.ok_200,
+  fmt::print("\nnegotiated  full: {}; resumed: {}\n", text_counts(t.negotiated[kFull]),
+             text_counts(t.negotiated[kResumed]));
+  fmt::print("tickets     full: {}; resumed: {} (tickets received x connections)\n",
+             text_counts(t.tickets[kFull]), text_counts(t.tickets[kResumed]));
+  fmt::print("answers     {} with status 200; {} closed without close_notify\n", t.ok_200,
              t.no_close_notify);
   fmt::print("handshake   ms p50 {:.3f}  p99 {:.3f}\n", percentile_ms(t.handshake_ns, 50),
              percentile_ms(t.handshake_ns, 99));

@@ -2,10 +2,12 @@
 # tls_resume against `openssl s_server -www` on an ephemeral loopback port,
 # with a certificate made for the run: resumption on and off, TLS 1.2 and
 # 1.3, two threads, --duration, verification that holds and one that must
-# fail; then against a small Python server that closes without close_notify
-# (counted, resumption intact), a stopped server (a 5 s timeout, not a
-# hang), a closed port and bad flags, so the client is known to be able to
-# fail. Every command is bounded by `timeout`, the whole by ctest's TIMEOUT.
+# fail, what each handshake negotiated and the tickets it received, with
+# the client's suites and with a second s_server's (one ticket, ChaCha20,
+# P-256 only); then against a small Python server that closes without
+# close_notify (counted, resumption intact), a stopped server (a 5 s
+# timeout, not a hang), a closed port and bad flags and suite lists, so the
+# client is known to be able to fail. Every command is bounded by `timeout`, the whole by ctest's TIMEOUT.
 #
 #   usage: tls_resume_smoke.sh TLS_RESUME
 set -euo pipefail
@@ -75,15 +77,32 @@ sys.exit(0 if eval(sys.argv[2]) else 1)' "$tmp/out" "$1" || { cat "$tmp/out" >&2
 }
 ok='r["failed"] == 0 and r["failures"] == {} and r["ok_200"] == r["connections"]'
 
+# What OpenSSL 3.0 negotiates by default: its client offers AES-256-GCM
+# first and an X25519 key share; its server sends two tickets after a full
+# TLS 1.3 handshake, one after a resumed one, one in TLS 1.2 (not renewed).
+aes256='TLSv1.3 TLS_AES_256_GCM_SHA384 x25519'
 run 0 "$port" --count 20
 check "$ok and r['connections'] == 20 and r['resumed'] == 19 and r['full'] == 1"
 check "r['tls_versions'] == {'TLSv1.3': 20} and 0 < r['handshake_p50_ms'] <= r['total_p99_ms']"
+check "r['negotiated'] == {'full': {'$aes256': 1}, 'resumed': {'$aes256': 19}}"
+check "r['tickets'] == {'full': {'2': 1}, 'resumed': {'1': 19}}"
 echo "resume:      $(cat "$tmp/out")"
 run 0 "$port" --count 20 --no-resume
 check "$ok and r['connections'] == 20 and r['resumed'] == 0 and r['full'] == 20"
+check "r['negotiated'] == {'full': {'$aes256': 20}, 'resumed': {}}"
+check "r['tickets'] == {'full': {'2': 20}, 'resumed': {}}"
 echo "no-resume:   $(cat "$tmp/out")"
 run 0 "$port" --count 20 --tls-max 1.2
 check "$ok and r['resumed'] == 19 and r['tls_versions'] == {'TLSv1.2': 20}"
+check "r['negotiated']['full'] == {'TLSv1.2 ECDHE-ECDSA-AES256-GCM-SHA384 x25519': 1}"
+check "r['tickets'] == {'full': {'1': 1}, 'resumed': {'0': 19}}"
+# The client's suites: each one offered alone is the one negotiated.
+for suite in TLS_AES_256_GCM_SHA384 TLS_AES_128_GCM_SHA256 TLS_CHACHA20_POLY1305_SHA256; do
+  run 0 "$port" --count 3 --ciphersuites "$suite"
+  check "$ok and r['negotiated'] == {'full': {'TLSv1.3 $suite x25519': 1}, 'resumed': {'TLSv1.3 $suite x25519': 2}}"
+done
+run 0 "$port" --count 3 --tls-max 1.2 --ciphers ECDHE-ECDSA-CHACHA20-POLY1305 --ciphersuites ''
+check "$ok and list(r['negotiated']['full']) == ['TLSv1.2 ECDHE-ECDSA-CHACHA20-POLY1305 x25519']"
 run 0 "$port" --count 20 --threads 2
 check "$ok and r['connections'] == 20 and r['resumed'] == 18 and r['full'] == 2"
 run 0 "$port" --duration 0.5 --threads 2
@@ -96,6 +115,22 @@ check "$ok"
 run 1 "$port" --count 5 --cafile "$tmp/cert.pem" --servername wrong.example
 check "r['failed'] == 5 and r['failures'] == {'handshake: certificate verify failed (hostname mismatch)': 5}"
 echo "wrong name:  $(cat "$tmp/out")"
+
+# The server's choice: one ticket, ChaCha20-Poly1305 and P-256 only (a
+# HelloRetryRequest for the client's X25519 share).
+timeout 100 openssl s_server -accept 127.0.0.1:0 -cert "$tmp/cert.pem" -key "$tmp/key.pem" -www \
+  -num_tickets 1 -ciphersuites TLS_CHACHA20_POLY1305_SHA256 -groups P-256 \
+  >"$tmp/s_server2.out" 2>&1 </dev/null &
+servers+=("$!")
+port2=$(wait_port "$tmp/s_server2.out")
+chacha='TLSv1.3 TLS_CHACHA20_POLY1305_SHA256 secp256r1'
+run 0 "$port2" --count 5
+check "$ok and r['negotiated'] == {'full': {'$chacha': 1}, 'resumed': {'$chacha': 4}}"
+check "r['tickets'] == {'full': {'1': 1}, 'resumed': {'1': 4}}"
+echo "server's:    $(cat "$tmp/out")"
+# Suites the server does not take: every handshake fails, none is counted.
+run 1 "$port2" --count 2 --ciphersuites TLS_AES_256_GCM_SHA384
+check "r['failed'] == 2 and r['negotiated'] == {'full': {}, 'resumed': {}} and r['tickets']['full'] == {}"
 
 # A stopped server still completes the TCP handshake, then says nothing.
 kill -STOP "$s_server"
@@ -142,6 +177,10 @@ for version in 1.3 1.2; do
   run 0 "$bare_port" --count 20 --tls-max "$version"
   check "$ok and r['no_close_notify'] == 20 and r['resumed'] == 19 and r['full'] == 1"
 done
+# TLS 1.3's tickets, read with the answer before the bare close, are counted.
+check "r['tickets'] == {'full': {'1': 1}, 'resumed': {'0': 19}}"
+run 0 "$bare_port" --count 5
+check "r['tickets'] == {'full': {'2': 1}, 'resumed': {'1': 4}}"
 echo "bare close:  $(cat "$tmp/out")"
 
 # A bad flag, a remote address or an unreadable --cafile: one line on stderr, exit 2.
@@ -151,4 +190,11 @@ for flags in "--count 5 --duration 1" "--tls-max 1.1" "--threads 0" "--count 2 -
   run 2 "$port" $flags
   [[ $(wc -l <"$tmp/err") -eq 1 && ! -s $tmp/out ]] || fail "$flags: not one line on stderr"
 done
+# Suite lists OpenSSL refuses, or a name in one it does not know: the same.
+for list in TLS_BOGUS TLS_AES_128_GCM_SHA256:TLS_BOGUS ''; do
+  run 2 "$port" --ciphersuites "$list"
+  [[ $(wc -l <"$tmp/err") -eq 1 && ! -s $tmp/out ]] || fail "--ciphersuites '$list': not one line on stderr"
+done
+run 2 "$port" --ciphers BOGUS
+[[ $(wc -l <"$tmp/err") -eq 1 && ! -s $tmp/out ]] || fail "--ciphers BOGUS: not one line on stderr"
 echo "tls_resume_smoke: ok"
