@@ -218,9 +218,11 @@ void add_tls_flags(CLI::App& app, Options& opt) {
   text("--tls-ciphers", t.ciphers, "TLS 1.2 cipher list, in OpenSSL's syntax", "LIST");
   text("--tls-ciphersuites", t.ciphersuites, "TLS 1.3 cipher suites, in OpenSSL's syntax", "LIST");
   text("--tls-groups", t.groups, "Key exchange groups", "LIST");
-  app.add_flag("--tls-no-resume", t.no_resume,
-               "No session tickets and no session cache: every connection is a full handshake")
-      ->group(kTls);
+  add_number(app, kTls, "--tls-tickets", t.tickets, whole(0, kMaxTickets),
+             "TLS 1.3 session tickets sent after a full handshake (one after a resumed one); "
+             "0: no tickets in TLS 1.2 or 1.3, every connection a full handshake")
+      ->type_name("N");
+  app.add_flag("--tls-no-resume", opt.tls_no_resume, "The same as --tls-tickets 0")->group(kTls);
 }
 
 // What --help says for a default that is no value of the option's own.
@@ -231,7 +233,7 @@ void describe_defaults(HelpFormatter& help) {
   help.default_text("--seed", "random");
   help.default_text("--tls-cert", "a certificate made at start");
   help.default_text("--tls-ciphers", "ECDHE with AES-GCM or ChaCha20-Poly1305 only");
-  help.default_text("--tls-ciphersuites", "OpenSSL's");
+  help.default_text("--tls-ciphersuites", "AES-128-GCM, then AES-256-GCM, then ChaCha20");
   help.default_text("--tls-groups", "X25519:P-256:P-384");
 }
 
@@ -253,9 +255,18 @@ bool check_tls(const CLI::App& app, Options& opt) {
       return false;
     }
   }
+  if (opt.tls_no_resume) {
+    if (app.get_option("--tls-tickets")->count() > 0 && t.tickets != 0) {
+      usage_error(opt, fmt::format("{} and {} {} disagree", given_as(opt, "--tls-no-resume"),
+                                   given_as(opt, "--tls-tickets"), t.tickets));
+      return false;
+    }
+    t.tickets = 0;
+  }
   if (t.enabled) return true;
-  for (const char* flag : {"--tls-key-type", "--tls-write-cert", "--tls-min", "--tls-ciphers",
-                           "--tls-ciphersuites", "--tls-groups", "--tls-no-resume"})
+  for (const char* flag :
+       {"--tls-key-type", "--tls-write-cert", "--tls-min", "--tls-ciphers", "--tls-ciphersuites",
+        "--tls-groups", "--tls-tickets", "--tls-no-resume"})
     if (app.get_option(flag)->count() > 0) {
       usage_error(opt, fmt::format("{} needs --tls", given_as(opt, flag)));
       return false;

@@ -59,6 +59,7 @@ struct Options {
   bool no_defer_accept = false;       // --no-defer-accept
   std::vector<std::string> reserved;  // the persona's own headers, for table.shape_limits
   TlsOptions tls;                     // --tls and its flags (docs/tls.md)
+  bool tls_no_resume = false;         // --tls-no-resume: --tls-tickets 0
   std::string probe;                  // --probe URL: ask it and exit
   double probe_timeout = 1;           // --probe-timeout SECONDS
   // The flags the environment set, each with its variable

@@ -104,14 +104,15 @@ int check_stats_json(const Options& opt) {
   return kExitUsage;
 }
 
-// --tls: the process's one context, its certificate given or made for
+// --tls: a context per worker, their certificate given or made once for
 // localhost, the loopback addresses and the host; written out if asked.
 int make_tls(const Persona& persona, Options& opt, Process& process) {
   if (!opt.tls.enabled) return 0;
   std::string error;
   opt.tls.h2 = opt.worker.h2;
   process.tls =
-      TlsContext::create(opt.tls, persona.alpn, {"localhost", "127.0.0.1", "::1", opt.host}, error);
+      TlsContext::create(opt.tls, persona.alpn, {"localhost", "127.0.0.1", "::1", opt.host}, error,
+                         static_cast<size_t>(opt.workers));
   if (process.tls && !opt.tls.write_cert.empty() &&
       !write_file(opt.tls.write_cert, process.tls->certificate_pem()))
     error = fmt::format("--tls-write-cert {}: {}", opt.tls.write_cert, strerror(errno));

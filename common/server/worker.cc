@@ -65,7 +65,7 @@ Worker::Worker(const Persona& persona, const TableOptions& table_options,
                {this, WorkerCallbacks::make_heart, WorkerCallbacks::release},
                uv_buf_init(read_buffer_, sizeof read_buffer_)) {
   if (options.tls != nullptr) {
-    tls_ = std::make_unique<TlsShared>(*options.tls, accounting_);
+    tls_ = std::make_unique<TlsShared>(options.tls->ctx(static_cast<size_t>(id)), accounting_);
     context_.use_tls(tls_.get());
   }
   if (options.h2) {

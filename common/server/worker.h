@@ -47,7 +47,7 @@ struct WorkerOptions {
   bool loop_metrics = false;               // measure the loop's idle time (--admin)
   std::vector<Stall> stalls;               // --stall, each one on every worker
   uint64_t stall_epoch_ns = 0;             // uv_hrtime() the stalls count from, the same for all
-  const TlsContext* tls = nullptr;         // --tls: the process's one context
+  const TlsContext* tls = nullptr;         // --tls: a context per worker
   bool h2 = false;                         // --h2 (docs/http2.md)
   uint32_t h2_max_streams = 100;           // --h2-max-streams
 };

@@ -100,8 +100,7 @@ struct TlsCallbacks {
   static constexpr Transport::Events kLower = {read, written, closed, misdirected};
 };
 
-TlsShared::TlsShared(const TlsContext& context, Accounting& sink)
-    : ctx(context.ctx()), accounting(sink) {
+TlsShared::TlsShared(SSL_CTX* context, Accounting& sink) : ctx(context), accounting(sink) {
   cipher_out.reserve(kFlushAt + 2 * kRecord);
 }
 

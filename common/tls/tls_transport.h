@@ -54,7 +54,8 @@ struct TlsShared {
   std::string cipher_out;             // ciphertext made by one call, sent at once
   Pool<TlsQueue> queues;
 
-  TlsShared(const TlsContext& context, Accounting& accounting);
+  // `ctx`: the worker's own (TlsContext::ctx(worker)).
+  TlsShared(SSL_CTX* ctx, Accounting& accounting);
 };
 
 class TlsTransport final : public Transport {

@@ -152,7 +152,7 @@ TEST_F(ConnectionTlsWrapTest, ATlsTransportThatCannotBeMadeClosesTheSocket) {
   std::string error;
   auto tls = TlsContext::create(options, "", {"localhost"}, error);
   ASSERT_NE(tls, nullptr) << error;
-  TlsShared shared(*tls, sink_);
+  TlsShared shared(tls->ctx(), sink_);
   shared.ctx = nullptr;
   context_.use_tls(&shared);
   // The socket's place is taken by a pipe: no network, and its other end

@@ -66,6 +66,7 @@ const Sample kSamples[] = {
     {"--tls-ciphers", "ECDHE-ECDSA-AES128-GCM-SHA256"},
     {"--tls-ciphersuites", "TLS_AES_128_GCM_SHA256"},
     {"--tls-groups", "X25519"},
+    {"--tls-tickets", "2"},
     {"--tls-no-resume", ""},
     {"--probe-timeout", "2.5"},
 };

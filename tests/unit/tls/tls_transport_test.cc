@@ -32,7 +32,8 @@ TEST_F(TlsTransportTest, AFullTls13HandshakeIsCountedByVersionAndCipher) {
   ASSERT_TRUE(c.done());
   EXPECT_EQ(stats_.tls_full.get(), 1u);
   EXPECT_EQ(stats_.tls_v1_3.get(), 1u);
-  EXPECT_EQ(stats_.tls_aes_256_gcm.get(), 1u);  // first of OpenSSL's suites, the server's choice
+  EXPECT_EQ(stats_.tls_aes_128_gcm.get(), 1u);  // first of the server's suites, its choice
+  EXPECT_EQ(stats_.tls_aes_256_gcm.get(), 0u);
   EXPECT_EQ(handshakes(), 1u);
   EXPECT_TRUE(upper_.errors.empty());
   EXPECT_FALSE(tls_->negotiated_h2());

@@ -235,7 +235,7 @@ class TlsWire : public ::testing::Test {
     std::string error;
     context_ = TlsContext::create(options, alpn, {"localhost"}, error);
     ASSERT_NE(context_, nullptr) << error;
-    shared_ = std::make_unique<TlsShared>(*context_, sink_);
+    shared_ = std::make_unique<TlsShared>(context_->ctx(), sink_);
     tls_ = std::make_unique<TlsTransport>(*shared_);
     connect();
   }
