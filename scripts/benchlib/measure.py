@@ -224,10 +224,11 @@ def measure_interleaved(started, args, split, all_runs, cells, alternate=False):
         cells.append(summarize(cell, runs))
 
 
-def run_plan(items, args, split, runs, cells, alternate=False, workers=1):
+def run_plan(items, args, split, runs, cells, alternate=False, workers=1, before=None):
     """Starts every (target, jobs, variant) of `items` with `workers`
-    workers, runs them interleaved (measure_interleaved) and stops them; a
-    target that does not start gets its cells with the error."""
+    workers, calls `before` with the list of those started (if given),
+    runs them interleaved (measure_interleaved) and stops them; a target
+    that does not start gets its cells with the error."""
     started = []
     try:
         for target, jobs, variant in items:
@@ -241,6 +242,8 @@ def run_plan(items, args, split, runs, cells, alternate=False, workers=1):
                     args.progress.skip(planned_runs(target, jobs, args))
                 for tool, mode, conns in jobs:
                     cells.append(summarize(new_cell(target, tool, mode, conns, variant), [{"error": str(e)}]))
+        if before:
+            before(started)
         measure_interleaved(started, args, split, runs, cells, alternate=alternate)
     finally:
         for target, _, _ in started:

@@ -167,5 +167,47 @@ def parse_tls_resume(text):
     return result
 
 
+# What a probe reads of tls_resume --json: what each kind of handshake
+# negotiated and the tickets each connection received.
+TLS_PROBE_KEYS = ("connections", "failed", "failures", "negotiated", "tickets")
+
+
+def _most(counts):
+    """The key counted most often in `counts`, and the others, in order."""
+    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return (ordered[0][0] if ordered else None), [k for k, _ in ordered[1:]]
+
+
+def _negotiated(data, kind):
+    """One kind of handshake ("full", "resumed") of tls_resume's JSON: the
+    protocol, suite and group most of them negotiated, the tickets most of
+    their connections received, how many there were; None if none. Any other
+    combination seen is listed in "also"."""
+    negotiated, tickets = data["negotiated"].get(kind) or {}, data["tickets"].get(kind) or {}
+    if not negotiated:
+        return None
+    (combination, others), (received, other_counts) = _most(negotiated), _most(tickets)
+    protocol, suite, group = (combination.split(" ") + ["-", "-"])[:3]
+    also = others + [f"{n} tickets" for n in other_counts]
+    return {"protocol": protocol, "suite": suite, "group": group,
+            "tickets": int(received) if received is not None else None,
+            "handshakes": sum(negotiated.values()), "also": also}
+
+
+def parse_tls_probe(text):
+    """build/tests/tls_resume --json as scripts/bench --tls's probe of a
+    server (benchlib.tls_probe) reads it: "full" and "resumed" (each
+    _negotiated's, or None) and "error" (None, or what went wrong:
+    connections that failed, no JSON at all). Raises nothing."""
+    data = _json_object(text, TLS_PROBE_KEYS)
+    if data is None:
+        return {"full": None, "resumed": None, "error": "tls_resume did not finish: " + _last_words(text)}
+    record = {"full": _negotiated(data, "full"), "resumed": _negotiated(data, "resumed"), "error": None}
+    if data["failed"]:
+        why = "; ".join(f"{n} x {reason}" for reason, n in sorted(data["failures"].items()))
+        record["error"] = f"{data['failed']} of {data['connections']} connections failed: {why}"
+    return record
+
+
 PARSERS = {"ab": parse_ab, "wrk": parse_wrk, "h2load": parse_h2load, "locust": parse_locust_csv,
            "tls_resume": parse_tls_resume}

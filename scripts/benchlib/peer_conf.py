@@ -20,13 +20,29 @@ def protocol_label(cert, http2=False):
 
 
 def _tls_values(cert):
-    return {"CERT": cert.cert, "KEY": cert.key} if cert else {}
+    if not cert:
+        return {}
+    # nginx's TLS 1.3 suites (OpenSSL's SSL_CONF_cmd; nginx 1.19.4 and later).
+    suites = f"ssl_conf_command Ciphersuites {cert.suites};" if cert.suites else ""
+    return {"CERT": cert.cert, "KEY": cert.key, "CIPHERSUITES": suites}
+
+
+def render_openssl_conf(suites):
+    """An OpenSSL configuration (OPENSSL_CONF) whose system_default section
+    makes every SSL_CTX of the process offer the TLS 1.3 suites `suites`
+    alone: h2o 2.2.5 has no option of its own for them. It replaces the
+    system's openssl.cnf for that process only."""
+    return ("# Written by scripts/bench --tls for one server's process.\n"
+            "openssl_conf = openssl_init\n\n[openssl_init]\nssl_conf = ssl_configuration\n\n"
+            "[ssl_configuration]\nsystem_default = tls_defaults\n\n"
+            f"[tls_defaults]\nCiphersuites = {suites}\n")
 
 
 def render_nginx_conf(template, workers, port, prefix, tls=None, http2=False):
     """nginx.conf.in with its @WORKERS@, @PORT@ and @PREFIX@ filled in,
-    nginx-tls.conf.in's @CERT@ and @KEY@ from `tls` (a
-    benchlib.tls.Certificate), and @HTTP2@ (the listener's http2 with `http2`)."""
+    nginx-tls.conf.in's @CERT@, @KEY@ and @CIPHERSUITES@ (an
+    ssl_conf_command, or nothing) from `tls` (a benchlib.tls.Certificate),
+    and @HTTP2@ (the listener's http2 with `http2`)."""
     return fill(template, WORKERS=workers, PORT=port, PREFIX=prefix, HTTP2=" http2" if http2 else "",
                 **_tls_values(tls))
 

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 from .procs import StartError, _hwm_kib, _stat, free_port, process_tree, stop_group  # noqa: F401
 from .peer_conf import (_tls_values, fill, protocol_label, render_h2o_conf,  # noqa: F401
-                        render_nginx_conf, render_tomcat_server_xml, tomcat_h2_server_xml)
+                        render_nginx_conf, render_openssl_conf, render_tomcat_server_xml, tomcat_h2_server_xml)
 from .tls import server_flags
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -251,7 +251,8 @@ class Nginx(Target):
 
 class H2o(Target):
     """h2o answering with a static file, hello.txt, written into its temp
-    dir; over TLS from h2o-tls.conf.in (h2 by ALPN always offered), and
+    dir; over TLS from h2o-tls.conf.in (h2 by ALPN always offered), its
+    TLS 1.3 suites, if `tls` sets them, from an OPENSSL_CONF file there;
     with `http2` in clear h2c by prior knowledge."""
     kind = "peer"
     binary = "/usr/bin/h2o"
@@ -259,6 +260,10 @@ class H2o(Target):
     @property
     def label(self):
         return "h2o 2.2.5 (static file)" + protocol_label(self.tls, self.http2)
+
+    def env(self):
+        forced = {"OPENSSL_CONF": os.path.join(self.tmp, "openssl.cnf")} if self.tls and self.tls.suites else {}
+        return dict(super().env(), **forced)
 
     def command(self):
         if not os.access(self.binary, os.X_OK):
@@ -271,6 +276,9 @@ class H2o(Target):
         path = os.path.join(self.tmp, "h2o.conf")
         with open(path, "w") as f:
             f.write(conf)
+        if self.tls and self.tls.suites:
+            with open(self.env()["OPENSSL_CONF"], "w") as f:
+                f.write(render_openssl_conf(self.tls.suites))
         return [self.binary, "-c", path]
 
 

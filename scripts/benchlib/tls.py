@@ -16,6 +16,11 @@ from typing import NamedTuple
 KEYS = {"ecdsa": ("ECDSA P-256", ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"]),
         "rsa": ("RSA 2048", ["-newkey", "rsa:2048"])}
 JUDGED = "ecdsa"
+# The like-for-like variant: the judged certificate, every server made to
+# negotiate this TLS 1.3 suite alone by its own configuration (a persona's
+# --tls-ciphersuites, nginx's ssl_conf_command, h2o's OPENSSL_CONF).
+FORCED = "aes256"
+FORCED_SUITE = "TLS_AES_256_GCM_SHA384"
 SUBJECT = "/CN=localhost"
 ALT_NAMES = "subjectAltName=DNS:localhost,IP:127.0.0.1"
 # A run lasts minutes; a week leaves room for --report and a slow clock.
@@ -27,14 +32,21 @@ class CertificateError(Exception):
 
 
 class Certificate(NamedTuple):
-    """One key type's certificate and private key, PEM files."""
+    """One key type's certificate and private key, PEM files, and the TLS
+    1.3 suites a server serving it must negotiate ("": its own choice)."""
     kind: str  # a key of KEYS
     cert: str
     key: str
+    suites: str = ""
 
     @property
     def label(self):
-        return KEYS[self.kind][0]
+        return KEYS[self.kind][0] + (f", {self.suites} only" if self.suites else "")
+
+
+def forced(cert, suites=FORCED_SUITE):
+    """`cert` served with the TLS 1.3 suites `suites` alone."""
+    return cert._replace(suites=suites)
 
 
 def certificate_command(kind, cert, key, openssl="openssl"):
@@ -65,7 +77,8 @@ def make_certificates(directory, openssl="openssl", kinds=tuple(KEYS)):
 
 def server_flags(cert):
     """The flags that make a persona serve HTTPS with `cert`."""
-    return ["--tls", "--tls-cert", cert.cert, "--tls-key", cert.key]
+    suites = ["--tls-ciphersuites", cert.suites] if cert.suites else []
+    return ["--tls", "--tls-cert", cert.cert, "--tls-key", cert.key] + suites
 
 
 def client_context():
