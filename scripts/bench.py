@@ -8,7 +8,8 @@ wrk, h2load and locust, pinned to disjoint CPUs, and writes tables and charts.
   scripts/bench --live-page                      the admin port's live page open against not, about 2 minutes
   scripts/bench --compare OLD_BUILD_DIR          this build against an older one, alternated, about 4 minutes
   scripts/bench --scaling                        1, 2, 4 ... workers up to the server CPUs, beside nginx and h2o
-  scripts/bench --tls                            HTTPS beside nginx and h2o, ECDSA and RSA, about 14 minutes
+  scripts/bench --tls                            HTTPS beside nginx and h2o, ECDSA, RSA and all on AES-256-GCM,
+                                                 about 15 minutes
   scripts/bench --h2                             HTTP/2, h2c and h2, beside h2o, nginx, nghttpd, Go and Tomcat,
                                                  about 17 minutes (--quick: a check that all runs, about 3)
   scripts/bench sanic --workers 1,2,4 --server-cpus 4-7 --tool-cpus 0-3
