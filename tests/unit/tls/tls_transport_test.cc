@@ -40,6 +40,15 @@ TEST_F(TlsTransportTest, AFullTls13HandshakeIsCountedByVersionAndCipher) {
   EXPECT_EQ(ERR_peek_error(), 0u);
 }
 
+TEST_F(TlsTransportTest, AClientOfferingOnlyAes256GcmIsCountedAsSuch) {
+  serve();
+  Client c(0, nullptr, "TLS_AES_256_GCM_SHA384");
+  shake(c);
+  ASSERT_TRUE(c.done());
+  EXPECT_EQ(stats_.tls_aes_256_gcm.get(), 1u);
+  EXPECT_EQ(stats_.tls_aes_128_gcm.get(), 0u);
+}
+
 TEST_F(TlsTransportTest, ATls12HandshakeIsCountedByVersionAndCipher) {
   serve();
   Client c(TLS1_2_VERSION, "ECDHE-ECDSA-AES128-GCM-SHA256");
