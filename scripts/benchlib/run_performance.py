@@ -61,7 +61,8 @@ def performance_run(args, split, runs, cells, meta):
     print("  idle connections, heart micro-benchmark, allocations", file=sys.stderr)
     meta["performance"] = {
         "idle_rss": [extras.idle_rss(t, args.idle_connections)
-                     for t in (targets.Persona("sanic", args.build_dir, cpus=cpus, admin=False),
+                     for t in (targets.Persona("sanic", args.build_dir, cpus=cpus, admin=False,
+                                               extra=["--keepalive-timeout", "75"]),
                                targets.Nginx("nginx", path="/", cpus=cpus))],
         "micro_benchmark": extras.micro_benchmark(args.build_dir, str(split.server[0])),
         "allocations": extras.allocations(args.build_dir),

@@ -95,7 +95,10 @@ def tls_run(args, split, runs, cells, meta):
         run_plan(items, args, split, runs, cells, alternate=True, before=probe)
         judged, cpus = certs[tls.JUDGED], plan.cpu_text(split.server)
         print(f"  idle TLS connections ({judged.label})", file=sys.stderr)
-        idle = [targets.Persona(n, args.build_dir, cpus=cpus, admin=False, tls=judged) for n in args.targets]
+        # Idle long enough for every connection to be open when the RSS is
+        # read: nginx's keepalive_timeout (h2o-tls.conf.in has it too).
+        idle = [targets.Persona(n, args.build_dir, cpus=cpus, admin=False, tls=judged,
+                                extra=["--keepalive-timeout", "75"]) for n in args.targets]
         idle += [targets.Nginx("nginx", path="/", cpus=cpus, tls=judged),
                  targets.H2o("h2o", path="/", cpus=cpus, tls=judged)]
         meta["tls"]["idle_rss"] = [extras.idle_rss(t, args.idle_connections) for t in idle]

@@ -5,6 +5,9 @@ import contextlib
 import io
 import os
 import shutil
+import socket
+import socketserver
+import threading
 import subprocess
 import sys
 import tempfile
@@ -15,7 +18,7 @@ SCRIPTS = os.path.join(HERE, "..", "..", "scripts")
 sys.path.insert(0, SCRIPTS)
 sys.path.insert(0, HERE)
 
-from benchlib import parsers, plan, report, targets, tls, tools  # noqa: E402
+from benchlib import extras, parsers, plan, report, targets, tls, tools  # noqa: E402
 import ctest_unittest  # noqa: E402
 from test_parsers import capture, load_bench  # noqa: E402
 
@@ -88,7 +91,10 @@ class TemplateTest(unittest.TestCase):
         self.assertIn("  port: 8443\n  ssl:\n    certificate-file: /tmp/c/rsa-cert.pem\n"
                       "    key-file: /tmp/c/rsa-key.pem\n    minimum-version: TLSv1.2\n", conf)
         lines = directives(conf)
+        # Idle connections stay open as long as nginx's (75 s), so that the
+        # idle measure finds all of them open.
         for line in ("num-threads: 1", "max-connections: 16384", "user: root", "http1-upgrade-to-http2: OFF",
+                     "http1-request-timeout: 75", "http2-idle-timeout: 75",
                      "neverbleed: OFF", "ocsp-update-interval: 0", "file.file: /tmp/b/hello.txt"):
             self.assertIn(line, lines)
 
@@ -377,6 +383,57 @@ class TlsReportTest(unittest.TestCase):
                       text)
         self.assertIn("session tickets on, no shared session cache", text)
         self.assertEqual(report.tls_table({}, made_up_cells()), "")
+
+
+class StandInServer:
+    """A target for extras.idle_rss in this process: answers each
+    connection's request, then keeps it open, or with `close` closes it."""
+    tls = None
+    http2 = False
+    path = "/"
+    label = name = "stand-in"
+    kind = "peer"
+
+    def __init__(self, close):
+        outer = self
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self):
+                self.request.recv(4096)
+                self.request.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+                if not close:
+                    outer.release.wait(10)
+
+        self.release = threading.Event()
+        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+
+    def start(self):
+        self.proc = type("Proc", (), {"pid": os.getpid()})
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class IdleRssTest(unittest.TestCase):
+    def test_every_connection_open_is_measured(self):
+        result = extras.idle_rss(StandInServer(close=False), 20)
+        self.assertNotIn("error", result)
+        self.assertIn("bytes_per_connection", result)
+
+    def test_a_server_that_closed_connections_is_no_measure(self):
+        # A server whose idle timeout ran out while the connections were
+        # opened would read as cheaper than it is.
+        result = extras.idle_rss(StandInServer(close=True), 20)
+        self.assertIn("connections were closed before the RSS was read", result.get("error", ""))
+
+    def test_the_run_keeps_idle_connections_open(self):
+        with open(os.path.join(SCRIPTS, "benchlib", "run_tls.py")) as f:
+            self.assertIn('extra=["--keepalive-timeout", "75"]', f.read())
 
 
 class OptionsTest(unittest.TestCase):
