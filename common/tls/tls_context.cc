@@ -51,7 +51,9 @@ bool configure(SSL_CTX* ctx, const TlsOptions& options, std::string& error) {
       ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_PRIORITIZE_CHACHA);
   // An idle connection holds no record buffers: they are taken for each
   // read and write and given back after (recycled: tls/tls_memory.h).
-  SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+  // The chain sent is the one given (or the made certificate alone), not
+  // one OpenSSL builds from its empty store again at every handshake.
+  SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS | SSL_MODE_NO_AUTO_CHAIN);
   std::string ciphers = options.ciphers.empty() ? std::string(kDefaultCiphers) : options.ciphers;
   if (SSL_CTX_set_cipher_list(ctx, ciphers.c_str()) != 1) {
     error =

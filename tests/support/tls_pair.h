@@ -64,6 +64,7 @@ struct Shaken {
   std::string suite;    // "TLS_AES_128_GCM_SHA256"
   std::string group;    // "x25519"
   int tickets = 0;      // received by the client
+  int chain = 0;        // certificates the server sent (the leaf and its chain)
 };
 
 // One handshake between a new session of `client` (offering `resume`, if
@@ -115,6 +116,8 @@ inline Shaken handshake(TlsClient& client, SSL_CTX* server, SSL_SESSION* resume 
     const char* group = SSL_group_to_name(c, SSL_get_negotiated_group(c));
     out.group = group != nullptr ? group : "";
     out.tickets = client.tickets;
+    STACK_OF(X509)* sent = SSL_get_peer_cert_chain(c);
+    out.chain = sent != nullptr ? sk_X509_num(sent) : 0;
     // A session freed before its close_notify is marked not resumable.
     SSL_shutdown(c);
     SSL_shutdown(s);

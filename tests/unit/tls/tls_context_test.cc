@@ -3,6 +3,8 @@
 // refuses said in one line that names the flag and the file.
 #include "tls/tls_context.h"
 
+#include "tls_pair.h"
+
 #include <gtest/gtest.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -134,6 +136,32 @@ TEST_F(TlsContextTest, AChainIsReadWholeAndTheFingerprintIsTheLeafs) {
   ASSERT_EQ(SSL_CTX_get0_chain_certs(ctx->ctx(), &extra), 1);
   ASSERT_EQ(sk_X509_num(extra), 1);
   EXPECT_EQ(X509_cmp(sk_X509_value(extra, 0), ca.get()), 0);
+}
+
+// The chain as given, and only it: no chain is built from a store at each
+// handshake (SSL_MODE_NO_AUTO_CHAIN).
+TEST_F(TlsContextTest, EveryWorkerSendsTheChainGivenAndAMadeCertificateAlone) {
+  KeyPtr ca_key = new_key();
+  CertPtr ca = self_signed(ca_key.get(), "ca");
+  TlsOptions options;
+  options.enabled = true;
+  options.cert_path = file("chain.pem", pem(cert_.get()) + pem(ca.get()));
+  options.key_path = file("key.pem", pem(key_.get()));
+  auto given = TlsContext::create(options, "", {"localhost"}, error_, 2);
+  ASSERT_NE(given, nullptr) << error_;
+  for (size_t i = 0; i < 2; ++i) {
+    test::TlsClient client;
+    test::Shaken got = test::handshake(client, given->ctx(i));
+    ASSERT_TRUE(got.ok);
+    EXPECT_EQ(got.chain, 2) << "worker " << i;
+  }
+  TlsOptions plain;
+  plain.enabled = true;
+  auto made = with(plain);
+  ASSERT_NE(made, nullptr) << error_;
+  test::TlsClient client;
+  EXPECT_EQ(test::handshake(client, made->ctx()).chain, 1);
+  EXPECT_NE(SSL_CTX_get_mode(made->ctx()) & SSL_MODE_NO_AUTO_CHAIN, 0u);
 }
 
 TEST_F(TlsContextTest, AMissingCertificateFileSaysWhy) {
