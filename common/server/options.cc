@@ -218,11 +218,14 @@ void add_tls_flags(CLI::App& app, Options& opt) {
   text("--tls-ciphers", t.ciphers, "TLS 1.2 cipher list, in OpenSSL's syntax", "LIST");
   text("--tls-ciphersuites", t.ciphersuites, "TLS 1.3 cipher suites, in OpenSSL's syntax", "LIST");
   text("--tls-groups", t.groups, "Key exchange groups", "LIST");
-  add_number(app, kTls, "--tls-tickets", t.tickets, whole(0, kMaxTickets),
-             "TLS 1.3 session tickets sent after a full handshake (one after a resumed one); "
-             "0: no tickets in TLS 1.2 or 1.3, every connection a full handshake")
-      ->type_name("N");
-  app.add_flag("--tls-no-resume", opt.tls_no_resume, "The same as --tls-tickets 0")->group(kTls);
+  auto* tickets =
+      add_number(app, kTls, "--tls-tickets", t.tickets, whole(0, kMaxTickets),
+                 "TLS 1.3 session tickets sent after a full handshake (one after a resumed one); "
+                 "0: no tickets in TLS 1.2 or 1.3, every connection a full handshake")
+          ->type_name("N");
+  app.add_flag("--tls-no-resume", opt.tls_no_resume, "The same as --tls-tickets 0")
+      ->group(kTls)
+      ->excludes(tickets);
 }
 
 // What --help says for a default that is no value of the option's own.
@@ -255,14 +258,7 @@ bool check_tls(const CLI::App& app, Options& opt) {
       return false;
     }
   }
-  if (opt.tls_no_resume) {
-    if (app.get_option("--tls-tickets")->count() > 0 && t.tickets != 0) {
-      usage_error(opt, fmt::format("{} and {} {} disagree", given_as(opt, "--tls-no-resume"),
-                                   given_as(opt, "--tls-tickets"), t.tickets));
-      return false;
-    }
-    t.tickets = 0;
-  }
+  if (opt.tls_no_resume) t.tickets = 0;
   if (t.enabled) return true;
   for (const char* flag :
        {"--tls-key-type", "--tls-write-cert", "--tls-min", "--tls-ciphers", "--tls-ciphersuites",

@@ -1,5 +1,6 @@
 #include "tls/tls_context.h"
 
+#include <openssl/conf.h>
 #include <openssl/err.h>
 #include <openssl/rand.h>
 
@@ -110,13 +111,23 @@ std::unique_ptr<TlsContext> TlsContext::create(const TlsOptions& options, std::s
 bool TlsContext::add_context(const TlsOptions& options, std::string& error) {
   Own& own = contexts_.emplace_back();
   own.lib = OSSL_LIB_CTX_new();
+  // The system's configuration (providers, default properties), as the
+  // default library context has it; none is no error, as there.
+  if (char* file = CONF_get1_default_config_file(); file != nullptr && own.lib != nullptr) {
+    OSSL_LIB_CTX_load_config(own.lib, file);
+    OPENSSL_free(file);
+    ERR_clear_error();
+  }
   own.ctx = own.lib != nullptr ? SSL_CTX_new_ex(own.lib, nullptr, TLS_server_method()) : nullptr;
   if (own.ctx == nullptr) {
     error = "cannot start TLS: " + openssl_error();
     return false;
   }
   if (!configure(own.ctx, options, error)) return false;
-  SSL_CTX_set_tlsext_ticket_keys(own.ctx, ticket_keys_, sizeof ticket_keys_);
+  if (SSL_CTX_set_tlsext_ticket_keys(own.ctx, ticket_keys_, sizeof ticket_keys_) != 1) {
+    error = "cannot set the session ticket keys: " + openssl_error();
+    return false;
+  }
   SSL_CTX_set_alpn_select_cb(own.ctx, select_alpn, this);
   return true;
 }

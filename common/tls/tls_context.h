@@ -90,8 +90,9 @@ class TlsContext {
   bool add_context(const TlsOptions& options, std::string& error);
 
   TlsIdentity identity_;
-  // The session ticket keys of every context: name, HMAC key, AES key.
-  unsigned char ticket_keys_[80] = {};
+  // The session ticket keys of every context: a 16-byte name, a 32-byte
+  // HMAC key and a 32-byte AES key (OpenSSL 3.0's tlsext_tick_key sizes).
+  unsigned char ticket_keys_[16 + 32 + 32] = {};
   std::vector<Own> contexts_;
   std::string alpn_;  // the one protocol selected, or empty
   bool h2_ = false;

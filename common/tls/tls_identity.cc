@@ -155,13 +155,17 @@ std::string der_of(EVP_PKEY* key) {
   return der;
 }
 
-// `der` decoded as a certificate of library context `lib`.
+// `der` decoded as a certificate of library context `lib`. (d2i_X509 frees
+// the object it is given when it fails, and nulls the pointer.)
 Cert cert_in(const std::string& der, OSSL_LIB_CTX* lib) {
-  Cert cert(X509_new_ex(lib, nullptr));
-  X509* out = cert.get();
+  X509* cert = X509_new_ex(lib, nullptr);
+  if (cert == nullptr) return nullptr;
   const auto* p = reinterpret_cast<const unsigned char*>(der.data());
-  if (!cert || d2i_X509(&out, &p, static_cast<long>(der.size())) == nullptr) return nullptr;
-  return cert;
+  if (d2i_X509(&cert, &p, static_cast<long>(der.size())) == nullptr) {
+    X509_free(cert);
+    return nullptr;
+  }
+  return Cert(cert);
 }
 
 // The leaf and the chain after it of the PEM file `path`.
@@ -208,6 +212,7 @@ bool TlsIdentity::load(const TlsOptions& options, const std::vector<std::string>
     made_ = true;
   } else {
     cert_path_ = options.cert_path;
+    key_path_ = options.key_path;
     if (!read_chain(options.cert_path, leaf, rest, error)) return false;
     if (!read_key(options.key_path, pkey, error)) return false;
     if (X509_check_private_key(leaf.get(), pkey.get()) != 1) {
@@ -229,12 +234,16 @@ bool TlsIdentity::load(const TlsOptions& options, const std::vector<std::string>
 
 bool TlsIdentity::install(SSL_CTX* ctx, OSSL_LIB_CTX* lib, std::string& error) const {
   Cert leaf = cert_in(leaf_der_, lib);
-  const auto* p = reinterpret_cast<const unsigned char*>(key_der_.data());
-  Key pkey(d2i_AutoPrivateKey_ex(nullptr, &p, static_cast<long>(key_der_.size()), lib, nullptr));
-  if (!leaf || !pkey || SSL_CTX_use_certificate(ctx, leaf.get()) != 1 ||
-      SSL_CTX_use_PrivateKey(ctx, pkey.get()) != 1) {
+  if (!leaf || SSL_CTX_use_certificate(ctx, leaf.get()) != 1) {
     error = made_ ? "cannot use the certificate made: " + openssl_error()
                   : fmt::format("--tls-cert {}: cannot use it ({})", cert_path_, openssl_error());
+    return false;
+  }
+  const auto* p = reinterpret_cast<const unsigned char*>(key_der_.data());
+  Key pkey(d2i_AutoPrivateKey_ex(nullptr, &p, static_cast<long>(key_der_.size()), lib, nullptr));
+  if (!pkey || SSL_CTX_use_PrivateKey(ctx, pkey.get()) != 1) {
+    error = made_ ? "cannot use the key made: " + openssl_error()
+                  : fmt::format("--tls-key {}: cannot use it ({})", key_path_, openssl_error());
     return false;
   }
   for (const std::string& der : chain_der_) {

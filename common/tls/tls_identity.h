@@ -18,14 +18,14 @@ struct TlsOptions;
 
 class TlsIdentity {
  public:
-  // Reads --tls-cert and --tls-key, or makes a self-signed certificate for
-  // `names` with a key of --tls-key-type. False with `error` set to one
-  // line that starts with the flag it is about.
   TlsIdentity() = default;
   ~TlsIdentity();
   TlsIdentity(const TlsIdentity&) = delete;
   TlsIdentity& operator=(const TlsIdentity&) = delete;
 
+  // Reads --tls-cert and --tls-key, or makes a self-signed certificate for
+  // `names` with a key of --tls-key-type. False with `error` set to one
+  // line that starts with the flag it is about.
   bool load(const TlsOptions& options, const std::vector<std::string>& names, std::string& error);
   // The chain and key into `ctx`, decoded in `ctx`'s library context `lib`.
   bool install(SSL_CTX* ctx, OSSL_LIB_CTX* lib, std::string& error) const;
@@ -43,6 +43,7 @@ class TlsIdentity {
   std::string pem_;
   std::string fingerprint_;
   std::string cert_path_;  // --tls-cert, for errors; empty if made
+  std::string key_path_;   // --tls-key, likewise
   bool made_ = false;
 };
 

@@ -47,6 +47,7 @@ TEST(FlagErrors, EveryTlsSettingNeedsTls) {
       {"--tls-ciphers", "ECDHE-RSA-AES128-GCM-SHA256"},
       {"--tls-ciphersuites", "TLS_AES_128_GCM_SHA256"},
       {"--tls-groups", "X25519"},
+      {"--tls-tickets", "2"},
       {"--tls-no-resume"}};
   for (const std::vector<std::string>& flag : settings) {
     RunResult r = sanic(flag);
@@ -69,6 +70,15 @@ TEST(FlagErrors, ACipherListOpenSslRefusesStopsTheStart) {
   EXPECT_EQ(r.err,
             "hello-sanic: --tls-ciphers 'NO-SUCH-CIPHER': OpenSSL takes none of it (no cipher "
             "match)\n");
+}
+
+TEST(FlagErrors, TicketsAreFromZeroToFourAndNoResumeIsNoCount) {
+  RunResult five = sanic({"--tls", "--tls-tickets", "5"});
+  EXPECT_EQ(five.exit_code, 2);
+  EXPECT_EQ(five.err, usage_line("--tls-tickets must be from 0 to 4 (got 5)"));
+  RunResult both = sanic({"--tls", "--tls-no-resume", "--tls-tickets", "2"});
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_EQ(both.err, usage_line("--tls-tickets excludes --tls-no-resume"));
 }
 
 TEST(FlagErrors, TheFloorCannotBeShaped) {
@@ -164,6 +174,7 @@ const std::map<std::string, std::vector<std::string>> kCompanions = {
     {"--tls-ciphers", {"--tls"}},
     {"--tls-ciphersuites", {"--tls"}},
     {"--tls-groups", {"--tls"}},
+    {"--tls-tickets", {"--tls"}},
     {"--h2-max-streams", {"--h2"}},
     {"--access-log-format", {"--access-log"}},
 };

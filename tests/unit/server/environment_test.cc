@@ -237,6 +237,18 @@ TEST(Environment, ExclusiveFlagsGiveWayToTheCommandLineOrClash) {
       << err;
 }
 
+TEST(Environment, ATicketCountFromTheEnvironmentGivesWayToNoResume) {
+  Environment env;
+  env.set("HELLO_TLS_TICKETS", "3");
+  Options opt;
+  configured({"--tls", "--tls-no-resume"}, nullptr, &opt);
+  EXPECT_TRUE(opt.tls_no_resume);
+  EXPECT_EQ(opt.tls.tickets, 1);  // the variable gave way (the checks make it 0)
+  Options by_env;
+  configured({"--tls"}, nullptr, &by_env);
+  EXPECT_EQ(by_env.tls.tickets, 3);
+}
+
 TEST(Environment, LaterChecksNameTheVariable) {
   Environment env;
   env.set("HELLO_TLS_MIN", "1.3");

@@ -138,8 +138,9 @@ TEST_F(TlsContextTest, AChainIsReadWholeAndTheFingerprintIsTheLeafs) {
   EXPECT_EQ(X509_cmp(sk_X509_value(extra, 0), ca.get()), 0);
 }
 
-// The chain as given, and only it: no chain is built from a store at each
-// handshake (SSL_MODE_NO_AUTO_CHAIN).
+// The chain as given, and only it; and no chain is built from the store at
+// each handshake (SSL_MODE_NO_AUTO_CHAIN: the store is empty, so only the
+// mode bit tells the two apart, and the cost, not the bytes).
 TEST_F(TlsContextTest, EveryWorkerSendsTheChainGivenAndAMadeCertificateAlone) {
   KeyPtr ca_key = new_key();
   CertPtr ca = self_signed(ca_key.get(), "ca");

@@ -3,6 +3,8 @@
 // from one worker's context resuming on another's, each a handshake in
 // memory (tests/support/tls_pair.h).
 #include <gtest/gtest.h>
+#include <openssl/evp.h>
+#include <openssl/provider.h>
 
 #include <memory>
 #include <string>
@@ -164,7 +166,17 @@ TEST(TlsHandshake, EveryWorkerServesTheOneCertificate) {
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(X509_cmp(a, b), 0);
-  EXPECT_NE(a, b);  // decoded in each worker's library context
+  EXPECT_NE(a, b);
+  // Each key decoded in its worker's library context, whose provider
+  // instance signs with it: no key crosses from one library to another.
+  const OSSL_PROVIDER* pa = EVP_PKEY_get0_provider(SSL_CTX_get0_privatekey(tls->ctx(0)));
+  const OSSL_PROVIDER* pb = EVP_PKEY_get0_provider(SSL_CTX_get0_privatekey(tls->ctx(1)));
+  ASSERT_NE(pa, nullptr);
+  ASSERT_NE(pb, nullptr);
+  EXPECT_NE(pa, pb);
+  EVP_PKEY* in_default = EVP_EC_gen("P-256");
+  EXPECT_NE(EVP_PKEY_get0_provider(in_default), pa);
+  EVP_PKEY_free(in_default);
 }
 
 }  // namespace
