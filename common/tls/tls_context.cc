@@ -96,15 +96,12 @@ std::unique_ptr<TlsContext> TlsContext::create(const TlsOptions& options, std::s
     return nullptr;
   }
   // The first context checks the flags' values before a file is read.
-  if (!self->add_context(options, error)) return nullptr;
-  if (!self->identity_.load(options, names, error)) return nullptr;
-  if (!self->identity_.install(self->contexts_[0].ctx, self->contexts_[0].lib, error))
+  if (!self->add_context(options, error) || !self->identity_.load(options, names, error))
     return nullptr;
-  while (self->contexts_.size() < contexts) {
+  while (self->contexts_.size() < contexts)
     if (!self->add_context(options, error)) return nullptr;
-    const Own& own = self->contexts_.back();
+  for (const Own& own : self->contexts_)
     if (!self->identity_.install(own.ctx, own.lib, error)) return nullptr;
-  }
   return self;
 }
 
@@ -113,8 +110,8 @@ bool TlsContext::add_context(const TlsOptions& options, std::string& error) {
   own.lib = OSSL_LIB_CTX_new();
   // The system's configuration (providers, default properties), as the
   // default library context has it; none is no error, as there.
-  if (char* file = CONF_get1_default_config_file(); file != nullptr && own.lib != nullptr) {
-    OSSL_LIB_CTX_load_config(own.lib, file);
+  if (char* file = CONF_get1_default_config_file(); file != nullptr) {
+    if (own.lib != nullptr) OSSL_LIB_CTX_load_config(own.lib, file);
     OPENSSL_free(file);
     ERR_clear_error();
   }

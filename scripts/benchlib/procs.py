@@ -16,6 +16,15 @@ def free_port():
         return s.getsockname()[1]
 
 
+def listening(port):
+    """Whether something accepts connections on the loopback `port`."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
 def stop_group(proc, timeout):
     """SIGTERM to the process group that proc leads (started with
     start_new_session), then SIGKILL if it has not ended in timeout s."""

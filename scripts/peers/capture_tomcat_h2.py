@@ -18,7 +18,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -33,6 +32,7 @@ except ImportError as e:
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from benchlib.targets import (ROOT, TOMCAT_HOME, TOMCAT_SOURCE, javac_command, render_tomcat_server_xml,  # noqa: E402
                               tomcat_h2_server_xml)
+from benchlib.procs import free_port, listening  # noqa: E402
 from benchlib.tls import certificate_command  # noqa: E402
 
 OUT = os.path.join(ROOT, "tests", "fixtures", "personas", "spring", "h2")
@@ -41,13 +41,6 @@ METHODS = ("GET", "HEAD")
 # The JVM and Tomcat take a few seconds to start, more on a busy CPU.
 START_TIMEOUT = 120.0
 STOP_TIMEOUT = 30.0
-
-
-def free_port():
-    """A loopback port free now; Tomcat exits if it is taken by the time it binds."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Tomcat:
@@ -114,14 +107,6 @@ class Tomcat:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(STOP_TIMEOUT)
-
-
-def listening(port):
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1):
-            return True
-    except OSError:
-        return False
 
 
 def run(cmd, what, **kw):

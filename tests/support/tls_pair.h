@@ -89,23 +89,15 @@ inline Shaken handshake(TlsClient& client, SSL_CTX* server, SSL_SESSION* resume 
   if (resume != nullptr) SSL_set_session(c, resume);
   client.tickets = 0;
   bool c_done = false, s_done = false;
+  // One step of one side: false once it fails (not merely wants more).
+  auto step = [](SSL* ssl, bool& done) {
+    int rc = SSL_do_handshake(ssl);
+    done = rc == 1;
+    return done || SSL_get_error(ssl, rc) == SSL_ERROR_WANT_READ;
+  };
   // A handshake takes a few flights; 16 turns each way is many more.
-  for (int turn = 0; turn < 16 && !(c_done && s_done); ++turn) {
-    if (!c_done) {
-      int rc = SSL_do_handshake(c);
-      if (rc == 1)
-        c_done = true;
-      else if (SSL_get_error(c, rc) != SSL_ERROR_WANT_READ)
-        break;
-    }
-    if (!s_done) {
-      int rc = SSL_do_handshake(s);
-      if (rc == 1)
-        s_done = true;
-      else if (SSL_get_error(s, rc) != SSL_ERROR_WANT_READ)
-        break;
-    }
-  }
+  for (int turn = 0; turn < 16 && !(c_done && s_done); ++turn)
+    if ((!c_done && !step(c, c_done)) || (!s_done && !step(s, s_done))) break;
   if (c_done && s_done) {
     char byte;
     SSL_read(c, &byte, 1);  // reads the tickets, then wants more

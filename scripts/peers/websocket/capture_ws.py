@@ -24,23 +24,22 @@ import argparse
 import os
 import re
 import shutil
-import signal
-import socket
 import struct
 import subprocess
 import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from benchlib.procs import free_port, listening, stop_group  # noqa: E402
+from benchlib.targets import TOMCAT_HOME, TOMCAT_SOURCE, render_tomcat_server_xml  # noqa: E402
 from ws_wire import (ACCEPT, OPCODES, Conn, close_payload, describe_frames, elide, escape, escape_http,  # noqa: F401
                      frame, good_headers, head_end, http_complete, parse_frames, request)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 APPS = os.path.join(HERE, "apps")
-MAIN = os.path.abspath(os.path.join(HERE, "..", "..", ".."))  # the repository
 MiB = 1024 * 1024
 PY = "/usr/bin/python3"
-TOMCAT_HOME = "/usr/share/tomcat10"
 JARS = ["/usr/share/java/tomcat10-servlet-api.jar", "/usr/share/java/tomcat10-websocket-api.jar",
         "/usr/share/java/tomcat10-websocket-client-api.jar"]
 
@@ -230,20 +229,6 @@ def capture(rec, port, path, limit):
 
 # --- servers ----------------------------------------------------------------
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def listening(port):
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
 class Server:
     def __init__(self, name, info, tmp):
         self.name, self.info, self.tmp = name, info, tmp
@@ -267,12 +252,12 @@ class Server:
         src = os.path.join(APPS, "tomcat_ws")
         subprocess.run(["nice", "javac", "-cp", ":".join(JARS), "-d", classes,
                         os.path.join(src, "EchoEndpoint.java"), os.path.join(src, "EchoListener.java"),
-                        os.path.join(MAIN, "scripts", "peers", "tomcat_hello", "HelloServlet.java")],
+                        os.path.join(TOMCAT_SOURCE, "HelloServlet.java")],
                        check=True, timeout=180)
         shutil.copy(os.path.join(src, "web.xml"), os.path.join(base, "webapps", "ROOT", "WEB-INF"))
-        with open(os.path.join(MAIN, "scripts", "peers", "tomcat_hello", "server.xml.in")) as f:
+        with open(os.path.join(TOMCAT_SOURCE, "server.xml.in")) as f:
             # Spring Boot starts 10 request threads (as capture_tomcat_h2 uses).
-            conf = f.read().replace("@PORT@", str(self.port)).replace("@THREADS@", "10")
+            conf = render_tomcat_server_xml(f.read(), self.port, 10)
         with open(os.path.join(base, "conf", "server.xml"), "w") as f:
             f.write(conf)
         self.env.update(CATALINA_HOME=TOMCAT_HOME, CATALINA_BASE=base, CATALINA_TMPDIR=os.path.join(base, "temp"),
@@ -301,16 +286,9 @@ class Server:
             return " | ".join(f.read().decode("utf-8", "replace").strip().splitlines()[-5:])
 
     def stop(self):
-        if self.proc is None or self.proc.poll() is not None:
-            return
         # Its own process group (start_new_session): catalina.sh execs java,
         # nice execs python; signal that group only.
-        os.killpg(self.proc.pid, signal.SIGTERM)
-        try:
-            self.proc.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(30)
+        stop_group(self.proc, 30)
 
 
 def main():
