@@ -29,6 +29,19 @@ constexpr hello::Persona kSanic{
     .error_format = "{reason}",
     // Sanic's TLS sets ALPN to http/1.1 (sanic/http/tls/context.py).
     .alpn = "http/1.1",
+    // @app.websocket("/feed"), Sanic's documented example, on websockets'
+    // sans-I/O handshake: Date first, no compression, version 13 only, 1 MiB;
+    // refusals are Sanic's error pages (426, or 400 for the key and the
+    // version); pings every 20 s (docs/websocket.md, scripts/peers/websocket/sanic.md).
+    .websocket = {.path = "/feed",
+                  .switching = "HTTP/1.1 101 Switching Protocols\r\nDate: {date}\r\n"
+                               "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                               "Sec-WebSocket-Accept: {accept}\r\n{extensions}\r\n",
+                  .refusals = {{.status = 426}, {.status = 426}, {.status = 426}, {}, {}},
+                  .max_message = 1 << 20,
+                  .too_big_reason = "over size limit (1048577 > 1048576 bytes)",
+                  .ping_interval_s = 20,
+                  .ping_timeout_s = 20},
 };
 
 }  // namespace

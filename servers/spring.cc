@@ -16,6 +16,13 @@ constexpr hello::Route kRoutes[] = {
     {"/json", kJson},
 };
 
+// Spring's 400 to a WebSocket handshake whose Upgrade is not "websocket"
+// (a plain GET too): AbstractHandshakeHandler's text.
+constexpr hello::WsRefusal kOnlyWebSocket{
+    .raw =
+        "HTTP/1.1 400 \r\nContent-Length: 34\r\nDate: {date}\r\n\r\n"
+        "Can \"Upgrade\" only to \"WebSocket\"."};
+
 constexpr hello::Persona kSpring{
     .name = HELLO_PERSONA_NAME,
     .summary = HELLO_PERSONA_SUMMARY,
@@ -38,6 +45,26 @@ constexpr hello::Persona kSpring{
     .alpn = "http/1.1",
     // With --h2, Tomcat's Http2Protocol: its SETTINGS, PING and DATA framing.
     .h2_tomcat = true,
+    // A TextWebSocketHandler at /myHandler (Spring's reference docs): the
+    // 101 is Tomcat's (captured), the refusals Spring's handshake handler's
+    // (derived from its source); Tomcat's 8 KiB message buffers, no pings
+    // (docs/websocket.md, scripts/peers/websocket/tomcat.md).
+    .websocket =
+        {.path = "/myHandler",
+         .switching = "HTTP/1.1 101 \r\nUpgrade: websocket\r\nConnection: upgrade\r\n"
+                      "Sec-WebSocket-Accept: {accept}\r\n{extensions}Date: {date}\r\n\r\n",
+         .extensions_line =
+             "Sec-WebSocket-Extensions: permessage-deflate;client_max_window_bits=15\r\n",
+         .refusals = {kOnlyWebSocket,
+                      kOnlyWebSocket,
+                      {.raw = "HTTP/1.1 400 \r\nContent-Length: 31\r\nDate: {date}\r\n\r\n"
+                              "\"Connection\" must be \"upgrade\"."},
+                      {.raw = "HTTP/1.1 426 \r\nSec-WebSocket-Version: 13\r\nContent-Length: 0\r\n"
+                              "Date: {date}\r\n\r\n",
+                       .status = 426},
+                      {.raw = "HTTP/1.1 400 \r\nContent-Length: 0\r\nDate: {date}\r\n\r\n"}},
+         .max_message = 8192,
+         .too_big_reason = "No async message support and buffer too small."},
 };
 
 }  // namespace

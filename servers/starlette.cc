@@ -31,6 +31,31 @@ constexpr hello::Persona kStarlette{
     .json = kJson,
     .error_type = "text/plain; charset=utf-8",
     .error_format = "{reason}",
+    // WebSocketRoute("/ws") on uvicorn 0.17's wsproto path (Debian has no
+    // websockets for it): "101 " with no reason, compression offered back,
+    // version 13 only, no pings; wsproto has no message limit, so the persona
+    // keeps uvicorn's ws_max_size (16 MiB); a stopping uvicorn closes with
+    // 1012 (docs/websocket.md).
+    .websocket = {.path = "/ws",
+                  .switching = "HTTP/1.1 101 \r\nUpgrade: WebSocket\r\nConnection: Upgrade\r\n"
+                               "Sec-WebSocket-Accept: {accept}\r\n{extensions}\r\n",
+                  .extensions_line = "Sec-WebSocket-Extensions: permessage-deflate; "
+                                     "client_max_window_bits=15\r\n",
+                  .refusals = {{.status = 404},
+                               {.raw = "HTTP/1.1 400 Bad Request\r\n"
+                                       "content-type: text/plain; charset=utf-8\r\n"
+                                       "connection: close\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                       "1c\r\nUnsupported upgrade request.\r\n0\r\n\r\n",
+                                .closes = true},
+                               {.status = 404},
+                               {.raw = "HTTP/1.1 426 \r\nSec-WebSocket-Version: 13\r\n"
+                                       "content-length: 0\r\n\r\n",
+                                .status = 426,
+                                .closes = true},
+                               {.raw = "HTTP/1.1 400 \r\ncontent-length: 0\r\n\r\n",
+                                .closes = true}},
+                  .max_message = 16 << 20,
+                  .going_away = 1012},
 };
 
 }  // namespace

@@ -17,6 +17,14 @@ constexpr hello::Route kRoutes[] = {
     {"/json", kJson},
 };
 
+// Tornado's 400s to a refused WebSocket handshake: its own head, a body of
+// text (tornado/websocket.py:231-256); the connection stays open.
+#define kTornado400                                             \
+  "HTTP/1.1 400 Bad Request\r\nServer: TornadoServer/6.0.2\r\n" \
+  "Content-Type: text/html; charset=UTF-8\r\nDate: {date}\r\nContent-Length: "
+constexpr hello::WsRefusal kCanOnlyUpgrade{.raw = kTornado400
+                                           "34\r\n\r\nCan \"Upgrade\" only to \"WebSocket\"."};
+
 constexpr hello::Persona kTornado{
     .name = HELLO_PERSONA_NAME,
     .summary = HELLO_PERSONA_SUMMARY,
@@ -33,6 +41,25 @@ constexpr hello::Persona kTornado{
     .json = kJson,
     .error_type = "text/html; charset=UTF-8",
     .error_format = "<html><title>{code}: {reason}</title><body>{code}: {reason}</body></html>",
+    // WebSocketHandler at Tornado's own example path (tornado/websocket.py's
+    // EchoWebSocket): no compression, no pings, 10 MiB, versions 7, 8 and 13
+    // (docs/websocket.md; scripts/peers/websocket/captures/tornado).
+    .websocket =
+        {.path = "/websocket",
+         .switching = "HTTP/1.1 101 Switching Protocols\r\nServer: TornadoServer/6.0.2\r\n"
+                      "Date: {date}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                      "Sec-Websocket-Accept: {accept}\r\n{extensions}\r\n",
+         .versions = hello::kWsVersion13 | hello::kWsVersion8 | hello::kWsVersion7,
+         .refusals = {kCanOnlyUpgrade,
+                      kCanOnlyUpgrade,
+                      {.raw = kTornado400 "31\r\n\r\n\"Connection\" must be \"Upgrade\"."},
+                      {.raw = "HTTP/1.1 426 Upgrade Required\r\nServer: TornadoServer/6.0.2\r\n"
+                              "Content-Type: text/html; charset=UTF-8\r\nDate: {date}\r\n"
+                              "Sec-Websocket-Version: 7, 8, 13\r\nContent-Length: 0\r\n\r\n",
+                       .status = 426},
+                      {.raw = kTornado400 "33\r\n\r\nMissing/Invalid WebSocket headers"}},
+         .max_message = 10 << 20,
+         .too_big_reason = "message too big"},
 };
 
 }  // namespace

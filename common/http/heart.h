@@ -33,10 +33,19 @@ struct BodySource {
 // h2c, RFC 7540 section 3.2; docs/http2.md): what the HTTP/2 heart needs
 // to answer it as stream 1. Valid until the heart that made it is reset.
 struct Upgrade {
+  // What the request switches to: HTTP/2 (Upgrade: h2c) or a WebSocket
+  // (RFC 6455, docs/websocket.md).
+  enum class To : uint8_t { h2c, websocket };
+  To to = To::h2c;
   std::string_view settings;  // HTTP2-Settings, decoded: a SETTINGS payload
   int method = 0;             // llhttp's number
   std::string_view path;      // without the query
   std::string_view shape;     // the request's shaping text (--shape), or empty
+  // A WebSocket: its Sec-WebSocket-Key (checked), whether permessage-deflate
+  // was agreed, and the request target for the log.
+  std::string_view ws_key;
+  bool ws_deflate = false;
+  std::string_view target;
 };
 
 // What one feed() or resume() decided.

@@ -47,6 +47,10 @@ HELLO_CALLBACK int Session::on_message_complete(std::string& out) {
   // Upgrade: h2c (with --h2 in clear): the HTTP/2 heart answers it.
   if (request_.h2c && begin_upgrade()) [[unlikely]]
     return HPE_PAUSED;
+  if (request_.ws) [[unlikely]] {
+    int rc = answer_websocket(out);
+    if (rc != kAnswerAsUsual) return rc;
+  }
   const ConnectionPolicy& policy = table_.policy();
   const llhttp_t& p = parser();
   bool http11 = p.http_minor == 1;
@@ -222,6 +226,48 @@ void Session::fail(std::string& out, int status, bool malformed) {
   answer(out, table_.error(status, variant_of(!http10, false)), false,
          malformed ? Answered::Kind::malformed : Answered::Kind::timed_out);
   enter(State::closed);
+}
+
+// A complete GET at a WebSocket path (RFC 6455 section 4.2.1), judged
+// once the request is (upgrade.cc keeps its fields): it switches, and the
+// WebSocket heart sends the 101, or is refused as its framework refuses it.
+[[gnu::noinline]] int Session::answer_websocket(std::string& out) {
+  const WsTable& ws = *table_.websocket();
+  WsVerdict verdict = judge_ws_handshake(ws.persona(), ws_fields());
+  const llhttp_t& p = parser();
+  if (verdict.upgrade) {
+    upgrade_ = {};
+    upgrade_.to = Upgrade::To::websocket;
+    std::string_view key = ws_fields().key;
+    while (!key.empty() && (key.front() == ' ' || key.front() == '\t')) key.remove_prefix(1);
+    upgrade_.ws_key = key;
+    upgrade_.ws_deflate = verdict.deflate;
+    upgrade_.method = p.method;
+    upgrade_.path = path();
+    upgrade_.target = keeps_target() ? logged_target() : std::string_view();
+    upgrade_.shape = shape_requests_ ? std::string_view(shape_text(), request_.shape.length)
+                                     : std::string_view();
+    upgrading_ = true;
+    enter(State::closed);
+    return HPE_PAUSED;
+  }
+  const ConnectionPolicy& policy = table_.policy();
+  bool http11 = p.http_minor == 1;
+  bool client_keeps =
+      http11 ? !(p.flags & F_CONNECTION_CLOSE) : (p.flags & F_CONNECTION_KEEP_ALIVE) != 0;
+  bool keep_alive = client_keeps && !policy.always_close && (http11 || policy.keep_alive_http10);
+  Variant v = variant_of(http11, keep_alive);
+  const WsRefusal& refusal = ws.persona().refusals[static_cast<int>(verdict.refusal)];
+  if (const WsPrepared* raw = ws.refusal(verdict.refusal)) {
+    out.append(raw->bytes);
+    size_t blank = raw->bytes.find("\r\n\r\n");
+    note_status(refusal.status, raw->bytes.size() - (blank + 4), Answered::Kind::request);
+    return after_answer(keep_alive && !raw->closes);
+  }
+  if (refusal.status == 404) return kAnswerAsUsual;  // the persona's 404, as for any path
+  const PreparedResponse& r = table_.error(refusal.status, v);
+  answer(out, r, false, Answered::Kind::request);
+  return after_answer(keep_alive && !r.closes);
 }
 
 }  // namespace hello

@@ -146,7 +146,8 @@ RequestReader::RequestReader(const ResponseTable& table, const Limits& limits, b
       shape_requests_(table.shape_requests()),
       limits_(limits),
       target_(keep_target ? new char[kMaxLoggedTarget] : nullptr),
-      shape_text_(shape_requests_ ? new char[kMaxShapeText] : nullptr) {}
+      shape_text_(shape_requests_ ? new char[kMaxShapeText] : nullptr),
+      watch_ws_(table.websocket() != nullptr) {}
 
 void RequestReader::start(const llhttp_settings_t& settings) {
   llhttp_init(this, HTTP_REQUEST, &settings);
@@ -178,6 +179,8 @@ HELLO_CALLBACK int RequestReader::on_header_field(const char* at, size_t len) {
       memcpy(field_, at, 8);  // one load; the bytes past the name are masked off
     else
       for (size_t i = 0; i < len; ++i) field_[r.field_length + i] = at[i];
+  } else if (watch_ws_) [[unlikely]] {
+    keep_ws_name(at, len);  // perhaps Sec-WebSocket-Key and its kin
   }
   r.field_length = end;
   return 0;
@@ -219,8 +222,14 @@ HELLO_CALLBACK int RequestReader::on_header_field_complete() {
     if (r.transfer_coding != 0) return reject(501);
     r.header = Request::Header::transfer_encoding;
     r.transfer_coding = 1;
-  } else if (parser().header_state == kHeaderStateUpgrade && h2c_upgrade_ && !r.in_trailers) {
+  } else if (parser().header_state == kHeaderStateUpgrade && (h2c_upgrade_ || watch_ws_) &&
+             !r.in_trailers) {
     r.header = Request::Header::upgrade;
+    r.ws_upgrade_seen = true;
+    // A second Upgrade line adds to the first (RFC 9110 section 5.3).
+    if (watch_ws_ && r.ws_length[kWsUpgrade] > 0) keep_ws_value(kWsUpgrade, ",", 1);
+  } else if (watch_ws_ && r.field_length > kFieldPrefix && !r.in_trailers) [[unlikely]] {
+    r.header = ws_header_named();
   }
   r.field_length = 0;
   return 0;
@@ -309,9 +318,12 @@ HELLO_CALLBACK int RequestReader::on_header_value(const char* at, size_t len) {
     return 0;
   }
   if (r.header == Header::upgrade) [[unlikely]] {
-    note_upgrade(at, len);
-    return 0;
+    if (h2c_upgrade_) note_upgrade(at, len);
+    return watch_ws_ ? keep_ws_value(kWsUpgrade, at, len) : 0;
   }
+  if (r.header >= Header::ws_key) [[unlikely]]
+    return keep_ws_value(static_cast<int>(r.header) - static_cast<int>(Header::ws_key) + kWsKey, at,
+                         len);
   if (r.header == Header::expect) {
     size_t kept = std::min(r.value_length, kExpectValue);
     memcpy(value_ + kept, at, std::min(len, kExpectValue - kept));
@@ -424,6 +436,9 @@ HELLO_CALLBACK void RequestReader::route_request() {
   r.path_known = m.path_known;
   r.path_route = m.path_route;
   r.echo = r.route >= 0 && table_.echo(r.route);
+  // A GET at a WebSocket path: its handshake is judged when it ends.
+  if (watch_ws_ && r.route < 0 && p.method == HTTP_GET) [[unlikely]]
+    r.ws = table_.websocket()->has_path({path_, r.path_length});
   if (r.echo) {
     body_.clear();
     // Room for the body and the padding simdjson may read past its end, but

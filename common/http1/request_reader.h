@@ -20,6 +20,7 @@
 #include "http/limits.h"
 #include "http/route_path.h"
 #include "persona/response_table.h"
+#include "websocket/ws_handshake.h"
 
 // A parser callback inlined into its trampoline: one call from llhttp
 // instead of two. Only for callbacks defined in the file of their trampoline.
@@ -55,6 +56,10 @@ struct Request {
     transfer_encoding,
     shape,
     upgrade,
+    // A WebSocket handshake's fields (at a persona with a WebSocket path).
+    ws_key,
+    ws_version,
+    ws_extensions,
   };
   // The form of the request target (RFC 9112 section 3.2), as far as read.
   // The last two are read_target_prefix() still at work.
@@ -98,6 +103,14 @@ struct Request {
   bool in_trailers = false;  // the head is complete: fields now are trailers
   bool echo = false;         // the route echoes the body, which is kept in body_
   bool h2c = false;          // Upgrade names h2c (with --h2 in clear): see upgrade_at_
+  bool ws = false;           // a GET at a WebSocket path: the handshake is judged
+  // The WebSocket fields kept so far (RequestReader::ws_value_), and how
+  // many of each header came.
+  uint8_t ws_name = 0;  // bytes of a long header name kept in ws_name_
+  uint8_t ws_keys = 0;
+  uint8_t ws_versions = 0;
+  bool ws_upgrade_seen = false;
+  uint16_t ws_length[4] = {};  // per WsField: bytes kept (kept + 1: too long)
   bool expect_continue = false;
   bool expect_unknown = false;
 };
@@ -167,6 +180,8 @@ class RequestReader : private llhttp_t {
   // in this read; empty otherwise.
   std::string_view upgrade_head() const;
   std::string_view path() const { return {path_, request_.path_length}; }
+  // The WebSocket handshake's fields of the request (Request::ws).
+  WsHandshakeFields ws_fields() const;
 
   const ResponseTable& table_;
   const bool shape_requests_;  // read queries and X-Hello-Shape headers
@@ -212,6 +227,11 @@ class RequestReader : private llhttp_t {
   // The value of an Expect or X-Hello-Shape header is complete.
   void finish_value();
   void note_upgrade(const char* at, size_t len);
+  // The WebSocket handshake's headers (upgrade.cc): a long name's bytes,
+  // which of the fields it names, a piece of its value.
+  void keep_ws_name(const char* at, size_t len);
+  Request::Header ws_header_named();
+  int keep_ws_value(int field, const char* at, size_t len);
   void keep_target(const char* at, size_t len);
   // Ends the request with `status` (answered by the session, which closes).
   int reject(int status);
@@ -233,6 +253,16 @@ class RequestReader : private llhttp_t {
   HostSyntax host_;                   // of the Host value, or of an absolute target's authority
   bool tail_after_line_end_ = false;  // the last read ended in LF and blanks
   bool h2c_upgrade_ = false;          // --h2 in clear: Upgrade: h2c is watched for
+  bool watch_ws_ = false;             // the table has a WebSocket path
+  // The WebSocket fields of the request, as Request::ws_length counts
+  // them: Upgrade, Sec-WebSocket-Key, -Version and -Extensions, each in its
+  // slot of ws_value_ (longer values are noted as too long, not kept).
+  enum WsField : uint8_t { kWsUpgrade, kWsKey, kWsVersion, kWsExtensions };
+  static constexpr uint16_t kWsSlot[4] = {0, 64, 96, 112};
+  static constexpr uint16_t kWsRoom[4] = {64, 32, 16, 256};
+  static constexpr size_t kWsName = 24;  // "sec-websocket-extensions"
+  char ws_name_[kWsName];
+  char ws_value_[368];
   // The Upgrade value naming h2c, if it came in the read being parsed, and
   // that read's bytes: only a head read whole is upgraded.
   const char* upgrade_at_ = nullptr;

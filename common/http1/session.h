@@ -113,6 +113,9 @@ class Session final : public Heart, private RequestReader {
   void enter(State to);
   // Upgrade: h2c: true if the request switches (its HTTP2-Settings read).
   bool begin_upgrade();
+  // A GET at a WebSocket path: switches, or is refused; the value for
+  // llhttp, or kAnswerAsUsual for the persona's own 404.
+  int answer_websocket(std::string& out);
 
   Accounting& sink_;
   State state_ = State::idle;

@@ -1,7 +1,14 @@
-// Upgrade: h2c in the HTTP/1 heart (docs/http2.md, RFC 7540 section 3.2):
-// the reader notes an Upgrade value naming h2c, and the session, once the
-// request has ended, switches if its head holds exactly one HTTP2-Settings.
-// All of it off the common path: a request without Upgrade never comes here.
+// The upgrades of the HTTP/1 heart, all of them off the common path: a
+// request without Upgrade never comes here.
+// - Upgrade: h2c (docs/http2.md, RFC 7540 section 3.2): the reader notes an
+//   Upgrade value naming h2c, and the session, once the request has ended,
+//   switches if its head holds exactly one HTTP2-Settings.
+// - A WebSocket (docs/websocket.md, RFC 6455 section 4): at a persona with
+//   a WebSocket path the reader keeps the handshake's fields as they come;
+//   a GET at that path is judged when it ends, and switches (the WebSocket
+//   heart sends the 101) or is refused as the persona's framework refuses it.
+#include <algorithm>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -119,6 +126,90 @@ bool decode_base64url(std::string_view in, std::string& out) {
   upgrading_ = true;
   enter(State::closed);
   return true;
+}
+
+}  // namespace hello
+
+namespace hello {
+
+// The WebSocket handshake's fields (RFC 6455 section 4.2.1), kept as they
+// come, in any number of reads, only at a persona with a WebSocket path.
+
+// Part of a header name longer than the reader's prefix: its first
+// kWsName bytes are kept (with the prefix field_ held, for a name whose
+// first spans were short).
+[[gnu::noinline]] void RequestReader::keep_ws_name(const char* at, size_t len) {
+  Request& r = request_;
+  size_t from = r.field_length;
+  if (from > 0 && from <= kFieldPrefix) {
+    memcpy(ws_name_, field_, from);
+    r.ws_name = static_cast<uint8_t>(from);
+  } else if (from == 0) {
+    r.ws_name = 0;
+  }
+  size_t n = std::min(len, kWsName - std::min<size_t>(r.ws_name, kWsName));
+  memcpy(ws_name_ + r.ws_name, at, n);
+  r.ws_name = static_cast<uint8_t>(r.ws_name + n);
+}
+
+[[gnu::noinline]] Request::Header RequestReader::ws_header_named() {
+  Request& r = request_;
+  if (r.field_length > kWsName || r.ws_name != r.field_length) return Request::Header::other;
+  std::string_view name(ws_name_, r.ws_name);
+  auto start = [&](int field, uint8_t& count) {
+    // A second line of the same name: joined with a comma.
+    if (r.ws_length[field] > 0) keep_ws_value(field, ",", 1);
+    ++count;
+  };
+  if (equals_nocase(name, "sec-websocket-key")) {
+    start(kWsKey, r.ws_keys);
+    return Request::Header::ws_key;
+  }
+  if (equals_nocase(name, "sec-websocket-version")) {
+    start(kWsVersion, r.ws_versions);
+    return Request::Header::ws_version;
+  }
+  if (equals_nocase(name, "sec-websocket-extensions")) {
+    uint8_t lines = 0;
+    start(kWsExtensions, lines);
+    return Request::Header::ws_extensions;
+  }
+  return Request::Header::other;
+}
+
+[[gnu::noinline]] int RequestReader::keep_ws_value(int field, const char* at, size_t len) {
+  uint16_t& kept = request_.ws_length[field];
+  size_t room = kWsRoom[field];
+  if (kept > room) return 0;  // already too long
+  if (kept + len > room) {
+    kept = static_cast<uint16_t>(room + 1);
+    return 0;
+  }
+  memcpy(ws_value_ + kWsSlot[field] + kept, at, len);
+  kept = static_cast<uint16_t>(kept + len);
+  return 0;
+}
+
+WsHandshakeFields RequestReader::ws_fields() const {
+  const Request& r = request_;
+  auto value = [&](int field) -> std::string_view {
+    uint16_t n = r.ws_length[field];
+    // A value too long to keep is kept as "too long" (no valid key or version).
+    if (n > kWsRoom[field]) return "\x01";
+    return {ws_value_ + kWsSlot[field], n};
+  };
+  WsHandshakeFields f;
+  f.upgrade_seen = r.ws_upgrade_seen;
+  f.upgrade = value(kWsUpgrade);
+  f.connection_upgrade = (parser().flags & F_CONNECTION_UPGRADE) != 0;
+  f.key = value(kWsKey);
+  f.keys = r.ws_keys;
+  f.version = value(kWsVersion);
+  f.versions = r.ws_versions;
+  f.extensions = r.ws_length[kWsExtensions] > kWsRoom[kWsExtensions] ? std::string_view()
+                                                                     : value(kWsExtensions);
+  f.http11 = parser().http_major == 1 && parser().http_minor >= 1;
+  return f;
 }
 
 }  // namespace hello

@@ -55,6 +55,32 @@ void Accounting::h2_over_limit(H2Limit limit) {
   (stats_.*kByLimit[static_cast<size_t>(limit)]).add();
 }
 
+void Accounting::ws_close_sent(uint16_t code) {
+  switch (code) {
+    case 1000:
+      stats_.ws_close_sent_1000.add();
+      break;
+    case 1001:
+      stats_.ws_close_sent_1001.add();
+      break;
+    case 1002:
+      stats_.ws_close_sent_1002.add();
+      break;
+    case 1007:
+      stats_.ws_close_sent_1007.add();
+      break;
+    case 1008:
+      stats_.ws_close_sent_1008.add();
+      break;
+    case 1009:
+      stats_.ws_close_sent_1009.add();
+      break;
+    default:
+      stats_.ws_close_sent_other.add();
+      break;
+  }
+}
+
 void Accounting::h2_flood(H2Flood flood) {
   static constexpr Counter WorkerStats::*kByFlood[] = {
       &WorkerStats::h2_flood_rapid_reset, &WorkerStats::h2_flood_continuation,

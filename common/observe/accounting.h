@@ -150,6 +150,21 @@ class Accounting {
   void h2_goaway(bool sent) { (sent ? stats_.h2_goaway_sent : stats_.h2_goaway_received).add(); }
   void h2_over_limit(H2Limit limit);
   void h2_flood(H2Flood flood);
+  // WebSocket connections (docs/websocket.md): one upgraded and one ended,
+  // a message echoed (`in` payload bytes read, `out` sent), close frames.
+  void ws_upgraded() {
+    stats_.ws_upgraded.add();
+    stats_.ws_open.add();
+  }
+  void ws_ended() { stats_.ws_open.sub(1); }
+  void ws_echoed(uint64_t in, uint64_t out) {
+    stats_.ws_messages_in.add();
+    stats_.ws_messages_out.add();
+    stats_.ws_bytes_in.add(in);
+    stats_.ws_bytes_out.add(out);
+  }
+  void ws_close_received() { stats_.ws_close_received.add(); }
+  void ws_close_sent(uint16_t code);
   // `count` answers of 200 to plain requests, none logged (hello-floor).
   void answered_ok(uint32_t count) {
     stats_.requests.add(count);

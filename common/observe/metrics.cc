@@ -54,6 +54,15 @@ constexpr FamilyHelp kHelp[] = {
      "HTTP/2 connections ended with GOAWAY for a flood, by kind: rapid_reset, continuation, "
      "ack (PING or SETTINGS ACKs queued), ping, settings, priority, empty_data, "
      "refused_headers (header blocks refused, or on a refused stream)."},
+    {"hello_websocket_upgrades_total", "Connections upgraded to WebSocket."},
+    {"hello_websocket_connections_open", "WebSocket connections open now."},
+    {"hello_websocket_messages_total",
+     "WebSocket messages, by direction (in: read whole, out: "
+     "echoed)."},
+    {"hello_websocket_payload_bytes_total", "WebSocket message payload bytes, by direction."},
+    {"hello_websocket_closes_total",
+     "WebSocket close frames: received (any code), and sent by "
+     "code (1000, 1001, 1002, 1007, 1008, 1009, other)."},
     {"hello_connections_open", "Connections open now."},
 };
 

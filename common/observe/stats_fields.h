@@ -158,6 +158,36 @@ enum class StatsShown : uint8_t {
   HELLO_H2_FLOOD(X, priority, "PRIORITY")                                                      \
   HELLO_H2_FLOOD(X, empty_data, "empty-DATA")                                                  \
   HELLO_H2_FLOOD(X, refused_headers, "refused-headers")                                        \
+  /* WebSocket (docs/websocket.md): upgrades, open now (a gauge), messages and payload     \
+     bytes each way, close frames received and sent (by code). */                            \
+  X(ws_upgraded, "websocket", "upgraded", "{} WebSocket upgrades", if_nonzero,                 \
+    "hello_websocket_upgrades_total", "")                                                      \
+  X(ws_open, "websocket", "open", "", live_only,                                               \
+    "hello_websocket_connections_open", "")                                                    \
+  X(ws_messages_in, "websocket", "messages_in", "{} WebSocket messages", if_nonzero,           \
+    "hello_websocket_messages_total", "direction=\"in\"")                                      \
+  X(ws_messages_out, "websocket", "messages_out", "", json_only,                               \
+    "hello_websocket_messages_total", "direction=\"out\"")                                     \
+  X(ws_bytes_in, "websocket", "bytes_in", "", json_only,                                       \
+    "hello_websocket_payload_bytes_total", "direction=\"in\"")                                 \
+  X(ws_bytes_out, "websocket", "bytes_out", "", json_only,                                     \
+    "hello_websocket_payload_bytes_total", "direction=\"out\"")                                \
+  X(ws_close_received, "websocket", "closes_received", "", json_only,                          \
+    "hello_websocket_closes_total", "direction=\"received\",code=\"any\"")                     \
+  X(ws_close_sent_1000, "websocket", "closes_sent_1000", "", json_only,                        \
+    "hello_websocket_closes_total", "direction=\"sent\",code=\"1000\"")                        \
+  X(ws_close_sent_1001, "websocket", "closes_sent_1001", "", json_only,                        \
+    "hello_websocket_closes_total", "direction=\"sent\",code=\"1001\"")                        \
+  X(ws_close_sent_1002, "websocket", "closes_sent_1002", "", json_only,                        \
+    "hello_websocket_closes_total", "direction=\"sent\",code=\"1002\"")                        \
+  X(ws_close_sent_1007, "websocket", "closes_sent_1007", "", json_only,                        \
+    "hello_websocket_closes_total", "direction=\"sent\",code=\"1007\"")                        \
+  X(ws_close_sent_1008, "websocket", "closes_sent_1008", "", json_only,                        \
+    "hello_websocket_closes_total", "direction=\"sent\",code=\"1008\"")                        \
+  X(ws_close_sent_1009, "websocket", "closes_sent_1009", "", json_only,                        \
+    "hello_websocket_closes_total", "direction=\"sent\",code=\"1009\"")                        \
+  X(ws_close_sent_other, "websocket", "closes_sent_other", "", json_only,                      \
+    "hello_websocket_closes_total", "direction=\"sent\",code=\"other\"")                       \
   /* Open now. */                                                                              \
   X(open, "", "", "", live_only,                                                               \
     "hello_connections_open", "")

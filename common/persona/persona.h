@@ -8,6 +8,8 @@
 #include <span>
 #include <string_view>
 
+#include "persona/websocket.h"
+
 namespace hello {
 
 // How the reason phrase after the status code is spelled.
@@ -107,6 +109,9 @@ struct Persona {
   // With --h2 (docs/http2.md): HTTP/2 as Tomcat's Http2Protocol frames it
   // (tests/fixtures/personas/spring/h2; H2Setup::tomcat), not nghttp2's way.
   bool h2_tomcat = false;
+  // Its WebSocket echo endpoint and defaults (docs/websocket.md); no path:
+  // none, and a request there is answered as any other.
+  WebSocketPersona websocket = {};
 };
 
 }  // namespace hello

@@ -164,6 +164,7 @@ ResponseTable::ResponseTable(const Persona& persona, const TableOptions& options
   prepare_shaping(persona, options, file);
   waits_or_shapes_ = shaping_;
   for (const RouteKey& r : routes_) waits_or_shapes_ |= r.delay_us > 0;
+  if (!persona.websocket.path.empty()) ws_ = std::make_unique<WsTable>(persona.websocket);
   set_date(time(nullptr));
 }
 
@@ -394,6 +395,7 @@ void ResponseTable::set_date(time_t now) {
   for (auto* list : {&responses_, &bad_request_, &not_allowed_, &heads_, &shaped_})
     for (PreparedResponse& r : *list)
       if (r.date_offset >= 0) memcpy(r.bytes.data() + r.date_offset, date, kHttpDateLength);
+  if (ws_ != nullptr) ws_->set_date(date);
 }
 
 }  // namespace hello

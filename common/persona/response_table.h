@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <ctime>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "http/status.h"
 #include "persona/persona.h"
 #include "persona/routes_file.h"
+#include "persona/ws_table.h"
 #include "shaping/shape.h"
 
 namespace hello {
@@ -170,6 +172,8 @@ class ResponseTable {
     return set < 0 ? error(405, v) : not_allowed_[set * kVariants + static_cast<int>(v)];
   }
   const ConnectionPolicy& policy() const { return policy_; }
+  // The persona's WebSocket answers (docs/websocket.md), or null: it speaks none.
+  const WsTable* websocket() const { return ws_.get(); }
 
   // Rewrites the Date value of every response to `now`.
   void set_date(time_t now);
@@ -227,6 +231,7 @@ class ResponseTable {
   std::vector<PreparedResponse> shaped_;       // kVariants per route, when shaping
   std::vector<PreparedResponse> not_allowed_;  // kVariants per path of the route file
   std::vector<PreparedResponse> heads_;        // kVariants per route whose body has no length
+  std::unique_ptr<WsTable> ws_;
 };
 
 }  // namespace hello

@@ -7,6 +7,7 @@
 #include "http1/floor_session.h"
 #include "http1/session.h"
 #include "http2/h2_heart.h"
+#include "websocket/ws_heart.h"
 
 namespace hello {
 
@@ -23,8 +24,8 @@ Protocol protocol_at_first_read(Protocol at_accept, bool h2, bool alpn_h2, std::
   return first.substr(0, n) == kPreface.substr(0, n) ? Protocol::http2 : at_accept;
 }
 
-Protocol protocol_after_upgrade(const Upgrade&) {
-  return Protocol::http2;
+Protocol protocol_after_upgrade(const Upgrade& u) {
+  return u.to == Upgrade::To::websocket ? Protocol::websocket : Protocol::http2;
 }
 
 std::unique_ptr<Heart> make_heart(Protocol protocol, const ResponseTable& table,
@@ -36,6 +37,9 @@ std::unique_ptr<Heart> make_heart(Protocol protocol, const ResponseTable& table,
     case Protocol::http2:
       HELLO_CHECK(h2 != nullptr);
       return std::make_unique<H2Heart>(table, *h2, accounting);
+    case Protocol::websocket:
+      HELLO_CHECK(table.websocket() != nullptr);
+      return std::make_unique<WsHeart>(*table.websocket(), accounting);
     case Protocol::http1:
       break;
   }

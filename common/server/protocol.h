@@ -23,11 +23,12 @@ class ResponseTable;
 struct Limits;
 
 enum class Protocol : uint8_t {
-  http1,  // llhttp: Session
-  floor,  // no parsing: FloorSession
-  http2,  // nghttp2: H2Heart
+  http1,      // llhttp: Session
+  floor,      // no parsing: FloorSession
+  http2,      // nghttp2: H2Heart
+  websocket,  // RFC 6455 after an Upgrade: WsHeart (docs/websocket.md)
 };
-inline constexpr size_t kProtocols = 3;
+inline constexpr size_t kProtocols = 4;
 
 // The protocol of a connection just accepted to serve `table`.
 Protocol protocol_at_accept(const ResponseTable& table);
@@ -40,7 +41,7 @@ Protocol protocol_at_accept(const ResponseTable& table);
 Protocol protocol_at_first_read(Protocol at_accept, bool h2, bool alpn_h2, std::string_view first);
 
 // The protocol a connection switches to when its heart reports
-// Fed::upgrade with the request `u` (Upgrade: h2c, the only one spoken).
+// Fed::upgrade with the request `u`: HTTP/2 (Upgrade: h2c) or a WebSocket.
 Protocol protocol_after_upgrade(const Upgrade& u);
 
 // A heart of `protocol` for a worker's connections; `h2` is needed for

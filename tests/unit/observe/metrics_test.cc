@@ -140,7 +140,8 @@ TEST(Metrics, OpenMetricsUnitsAreTheNamesSuffixes) {
        {"# UNIT hello_http_request_duration_seconds seconds",
         "# UNIT hello_http_request_bytes bytes", "# UNIT hello_http_response_bytes bytes",
         "# UNIT hello_event_loop_idle_seconds seconds", "# UNIT process_cpu_seconds seconds",
-        "# UNIT process_resident_memory_bytes bytes", "# UNIT process_start_time_seconds seconds"})
+        "# UNIT process_resident_memory_bytes bytes", "# UNIT process_start_time_seconds seconds",
+        "# UNIT hello_websocket_payload_bytes bytes"})
     EXPECT_TRUE(has_line(om, line)) << line;
   size_t units = 0;
   for (const std::string& line : lines_of(om)) {
@@ -149,7 +150,7 @@ TEST(Metrics, OpenMetricsUnitsAreTheNamesSuffixes) {
     std::string family = line.substr(7, line.rfind(' ') - 7);
     EXPECT_TRUE(family.ends_with("_" + line.substr(line.rfind(' ') + 1))) << line;
   }
-  EXPECT_EQ(units, 7u);
+  EXPECT_EQ(units, 8u);
 }
 
 TEST(Metrics, OpenMetricsBuildIsAnInfo) {

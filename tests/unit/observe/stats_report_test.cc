@@ -118,7 +118,11 @@ TEST(StatsReport, SummaryJsonOfAKnownSnapshot) {
       "\"goaway_sent\": 0, \"goaway_received\": 0, \"over_max_streams\": 0, "
       "\"over_header_list\": 0, \"over_body\": 0, \"flood_rapid_reset\": 0, "
       "\"flood_continuation\": 0, \"flood_ack\": 0, \"flood_ping\": 0, \"flood_settings\": 0, "
-      "\"flood_priority\": 0, \"flood_empty_data\": 0, \"flood_refused_headers\": 0}}, "
+      "\"flood_priority\": 0, \"flood_empty_data\": 0, \"flood_refused_headers\": 0}, "
+      "\"websocket\": {\"upgraded\": 0, \"messages_in\": 0, \"messages_out\": 0, \"bytes_in\": 0, "
+      "\"bytes_out\": 0, \"closes_received\": 0, \"closes_sent_1000\": 0, \"closes_sent_1001\": 0, "
+      "\"closes_sent_1002\": 0, \"closes_sent_1007\": 0, \"closes_sent_1008\": 0, "
+      "\"closes_sent_1009\": 0, \"closes_sent_other\": 0}}, "
       "{\"id\": 1, \"connections\": 0, \"requests\": 0, \"requests_h2\": 0, \"bytes_in\": 0, "
       "\"bytes_out\": 0, "
       "\"responses\": {\"2xx\": 0, \"3xx\": 0, \"4xx\": 0, \"5xx\": 0}, \"parse_errors\": 0, "
@@ -134,7 +138,11 @@ TEST(StatsReport, SummaryJsonOfAKnownSnapshot) {
       "\"goaway_sent\": 0, \"goaway_received\": 0, \"over_max_streams\": 0, "
       "\"over_header_list\": 0, \"over_body\": 0, \"flood_rapid_reset\": 0, "
       "\"flood_continuation\": 0, \"flood_ack\": 0, \"flood_ping\": 0, \"flood_settings\": 0, "
-      "\"flood_priority\": 0, \"flood_empty_data\": 0, \"flood_refused_headers\": 0}}], "
+      "\"flood_priority\": 0, \"flood_empty_data\": 0, \"flood_refused_headers\": 0}, "
+      "\"websocket\": {\"upgraded\": 0, \"messages_in\": 0, \"messages_out\": 0, \"bytes_in\": 0, "
+      "\"bytes_out\": 0, \"closes_received\": 0, \"closes_sent_1000\": 0, \"closes_sent_1001\": 0, "
+      "\"closes_sent_1002\": 0, \"closes_sent_1007\": 0, \"closes_sent_1008\": 0, "
+      "\"closes_sent_1009\": 0, \"closes_sent_other\": 0}}], "
       "\"total\": {\"connections\": 1, \"requests\": 5, \"requests_h2\": 4, \"bytes_in\": 6, "
       "\"bytes_out\": 7, "
       "\"responses\": {\"2xx\": 8, \"3xx\": 16, \"4xx\": 9, \"5xx\": 10}, \"parse_errors\": 11, "
@@ -151,7 +159,11 @@ TEST(StatsReport, SummaryJsonOfAKnownSnapshot) {
       "\"goaway_sent\": 0, \"goaway_received\": 0, \"over_max_streams\": 0, "
       "\"over_header_list\": 0, \"over_body\": 0, \"flood_rapid_reset\": 0, "
       "\"flood_continuation\": 0, \"flood_ack\": 0, \"flood_ping\": 0, \"flood_settings\": 0, "
-      "\"flood_priority\": 0, \"flood_empty_data\": 0, \"flood_refused_headers\": 0}}}\n");
+      "\"flood_priority\": 0, \"flood_empty_data\": 0, \"flood_refused_headers\": 0}, "
+      "\"websocket\": {\"upgraded\": 0, \"messages_in\": 0, \"messages_out\": 0, \"bytes_in\": 0, "
+      "\"bytes_out\": 0, \"closes_received\": 0, \"closes_sent_1000\": 0, \"closes_sent_1001\": 0, "
+      "\"closes_sent_1002\": 0, \"closes_sent_1007\": 0, \"closes_sent_1008\": 0, "
+      "\"closes_sent_1009\": 0, \"closes_sent_other\": 0}}}\n");
 }
 
 // Service times in the summary and the JSON: three requests of 10 us, 20 us

@@ -1,0 +1,296 @@
+#include "websocket/ws_heart.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "websocket/ws_handshake.h"
+
+namespace hello {
+
+namespace {
+
+constexpr uint8_t kText = static_cast<uint8_t>(WsOpcode::text);
+constexpr uint8_t kClose = static_cast<uint8_t>(WsOpcode::close);
+constexpr uint8_t kPing = static_cast<uint8_t>(WsOpcode::ping);
+constexpr uint8_t kPong = static_cast<uint8_t>(WsOpcode::pong);
+
+}  // namespace
+
+WsHeart::WsHeart(const WsTable& table, Accounting& sink)
+    : Heart(kTraits), table_(table), sink_(sink) {
+  reset();
+}
+
+void WsHeart::reset() {
+  state_ = State::closed;
+  header_length_ = 0;
+  in_frame_ = false;
+  bad_length_ = false;
+  upgraded_ = false;
+  message_opcode_ = 0;
+  control_length_ = 0;
+  close_code_ = 0;
+  frame_ = {};
+  frame_done_ = 0;
+  stalled_since_us_ = 0;
+  utf8_.reset();
+  message_.clear();
+}
+
+void WsHeart::release() {
+  if (upgraded_) sink_.ws_ended();
+  upgraded_ = false;
+  if (message_.capacity() > kKeptMessage) std::string().swap(message_);
+}
+
+uint64_t WsHeart::now_us() {
+  using namespace std::chrono;
+  return static_cast<uint64_t>(
+      duration_cast<microseconds>(steady_clock::now().time_since_epoch()).count());
+}
+
+Fed WsHeart::upgraded(const Upgrade& u, std::string& out) {
+  char accept[28];
+  ws_accept(u.ws_key, accept);
+  table_.append_switching(out, {accept, sizeof accept}, u.ws_deflate);
+  state_ = State::open;
+  upgraded_ = true;
+  sink_.ws_upgraded();
+  // The 101 and the echoes are counted as WebSocket traffic, not requests.
+  Fed fed;
+  fed.consumed = 0;
+  return fed;
+}
+
+Fed WsHeart::feed(const char* data, size_t len, std::string& out) {
+  Fed fed;
+  fed.consumed = len;
+  const auto* p = reinterpret_cast<const uint8_t*>(data);
+  const uint8_t* end = p + len;
+  while (p < end && state_ != State::closed) {
+    if (!in_frame_) {
+      size_t took = take_header(p, static_cast<size_t>(end - p));
+      if (took == 0) break;  // the rest of the header comes in a later read
+      p += took;
+      if (!admit(out)) break;
+      frame_done_ = 0;
+      bool data_frame = !ws_is_control(frame_.opcode);
+      // The common message: one frame, whole in this read.
+      if (data_frame && frame_.fin && !in_message() &&
+          static_cast<uint64_t>(end - p) >= frame_.length) {
+        if (!echo_whole(p, out)) break;
+        p += frame_.length;
+        continue;
+      }
+      in_frame_ = true;
+      if (data_frame && !in_message()) {
+        message_opcode_ = frame_.opcode;
+        utf8_.reset();
+        message_.clear();
+      }
+    }
+    size_t n = static_cast<size_t>(
+        std::min<uint64_t>(static_cast<uint64_t>(end - p), frame_.length - frame_done_));
+    if (n > 0 && !take_payload(p, n, out)) break;
+    p += n;
+    frame_done_ += n;
+    if (frame_done_ == frame_.length && !end_frame(out)) break;
+  }
+  if (state_ == State::closed) {
+    fed.next = Fed::Next::close;
+    fed.clean_end = p == end;
+    return fed;
+  }
+  if (in_frame_ || header_length_ > 0 || in_message()) {
+    stalled_since_us_ = now_us();
+    fed.wake_us = kStallUs;
+  }
+  return fed;
+}
+
+Fed WsHeart::resume(std::string& out) {
+  Fed fed;
+  fed.consumed = 0;
+  if (state_ == State::closed) {
+    fed.next = Fed::Next::close;
+    return fed;
+  }
+  if (!in_frame_ && header_length_ == 0 && !in_message()) return fed;
+  uint64_t waited = now_us() - stalled_since_us_;
+  if (waited >= kStallUs) {
+    fail(out, kWsPolicy, "message timed out");
+    fed.next = Fed::Next::close;
+    return fed;
+  }
+  fed.wake_us = kStallUs - waited;
+  return fed;
+}
+
+void WsHeart::goodbye(std::string& out) {
+  if (state_ != State::open) return;
+  send_close(out, table_.persona().going_away, {});
+  state_ = State::closing;
+}
+
+size_t WsHeart::take_header(const uint8_t* p, size_t len) {
+  if (header_length_ == 0) {
+    WsHeaderRead r = read_ws_header(p, len, frame_);
+    if (r == WsHeaderRead::done) return frame_.size;
+    if (r == WsHeaderRead::malformed) {
+      bad_length_ = true;  // admit() fails it
+      return len;
+    }
+    memcpy(header_, p, len);  // less than kWsMaxHeader bytes
+    header_length_ = static_cast<uint8_t>(len);
+    return 0;
+  }
+  // The header began in an earlier read: complete it from this one.
+  size_t had = header_length_;
+  size_t add = std::min(len, kWsMaxHeader - had);
+  memcpy(header_ + had, p, add);
+  WsHeaderRead r = read_ws_header(header_, had + add, frame_);
+  if (r == WsHeaderRead::more) {
+    header_length_ = static_cast<uint8_t>(had + add);
+    return 0;
+  }
+  header_length_ = 0;
+  if (r == WsHeaderRead::malformed) {
+    bad_length_ = true;
+    return add;
+  }
+  return frame_.size - had;
+}
+
+bool WsHeart::admit(std::string& out) {
+  const WsFrameHeader& f = frame_;
+  // Section 5.2: a length in more bytes than it needs, or over 2^63.
+  if (bad_length_) return fail(out, kWsProtocolError, "length not in its minimal form");
+  // Section 5.1: "The server MUST close the connection upon receiving a
+  // frame that is not masked" (and one whose length is not minimal, 5.2).
+  if (!f.masked) return fail(out, kWsProtocolError, "frame not masked");
+  // Section 5.2: no extension is agreed, so every RSV bit must be 0.
+  if (f.rsv != 0) return fail(out, kWsProtocolError, "reserved bit set");
+  if (ws_is_control(f.opcode)) {
+    if (f.opcode > kPong) return fail(out, kWsProtocolError, "reserved opcode");
+    // Section 5.5: at most 125 bytes, never fragmented.
+    if (f.length > kWsMaxControl || !f.fin)
+      return fail(out, kWsProtocolError, "control frame too long or fragmented");
+    control_length_ = 0;
+    return true;
+  }
+  if (f.opcode > static_cast<uint8_t>(WsOpcode::binary))
+    return fail(out, kWsProtocolError, "reserved opcode");
+  if (f.opcode == 0 && !in_message()) return fail(out, kWsProtocolError, "nothing to continue");
+  if (f.opcode != 0 && in_message()) return fail(out, kWsProtocolError, "message not finished");
+  uint64_t so_far = in_message() ? message_.size() : 0;
+  const WebSocketPersona& ws = table_.persona();
+  if (f.length > ws.max_message - so_far) return fail(out, kWsTooBig, ws.too_big_reason);
+  return true;
+}
+
+bool WsHeart::echo_whole(const uint8_t* p, std::string& out) {
+  uint64_t n = frame_.length;
+  if (state_ != State::open) return true;  // after our close: read, not answered
+  size_t mark = out.size();
+  append_ws_header(out, frame_.opcode, n);
+  size_t at = out.size();
+  out.resize(at + n);
+  auto* to = reinterpret_cast<uint8_t*>(out.data() + at);
+  unmask_ws(p, to, n, frame_.mask, 0);
+  if (frame_.opcode == kText) {
+    utf8_.reset();
+    if (!utf8_.feed(to, n) || !utf8_.complete()) {
+      out.resize(mark);
+      return fail(out, kWsInvalidData, "invalid UTF-8");
+    }
+  }
+  sink_.ws_echoed(n, n);
+  return true;
+}
+
+bool WsHeart::take_payload(const uint8_t* p, size_t n, std::string& out) {
+  if (ws_is_control(frame_.opcode)) {
+    unmask_ws(p, control_ + frame_done_, n, frame_.mask, frame_done_);
+    return true;
+  }
+  size_t at = message_.size();
+  message_.resize(at + n);
+  auto* to = reinterpret_cast<uint8_t*>(message_.data() + at);
+  unmask_ws(p, to, n, frame_.mask, frame_done_);
+  // Section 8.1: invalid UTF-8 fails the connection where it is found.
+  if (message_opcode_ == kText && !utf8_.feed(to, n))
+    return fail(out, kWsInvalidData, "invalid UTF-8");
+  return true;
+}
+
+bool WsHeart::end_frame(std::string& out) {
+  in_frame_ = false;
+  if (ws_is_control(frame_.opcode)) return end_control(out);
+  if (!frame_.fin) return true;
+  if (message_opcode_ == kText && !utf8_.complete())
+    return fail(out, kWsInvalidData, "invalid UTF-8");
+  if (state_ == State::open) {
+    echo(out, message_opcode_, message_.data(), message_.size());
+    sink_.ws_echoed(message_.size(), message_.size());
+  }
+  message_opcode_ = 0;
+  if (message_.capacity() > kKeptMessage)
+    std::string().swap(message_);
+  else
+    message_.clear();
+  return true;
+}
+
+bool WsHeart::end_control(std::string& out) {
+  size_t n = static_cast<size_t>(frame_.length);
+  const char* payload = reinterpret_cast<const char*>(control_);
+  if (frame_.opcode == kPing) {
+    // Section 5.5.2: a Pong with the Ping's payload, as soon as practical.
+    if (state_ == State::open) echo(out, kPong, payload, n);
+    return true;
+  }
+  if (frame_.opcode == kPong) return true;  // unsolicited or not: nothing to do
+  // Close (section 5.5.1): a code of 2 bytes, then a UTF-8 reason.
+  uint16_t code = 0;
+  if (n == 1) return fail(out, kWsProtocolError, "close frame of 1 byte");
+  if (n >= 2) {
+    code = static_cast<uint16_t>(control_[0] << 8 | control_[1]);
+    if (!ws_close_code_valid(code)) return fail(out, kWsProtocolError, "invalid close code");
+    Utf8Check reason;
+    if (!reason.feed(control_ + 2, n - 2) || !reason.complete())
+      return fail(out, kWsInvalidData, "invalid UTF-8 in close reason");
+  }
+  sink_.ws_close_received();
+  // The client began the close: echo its code, as every framework here does.
+  if (state_ == State::open) send_close(out, code, {});
+  state_ = State::closed;
+  return true;
+}
+
+void WsHeart::echo(std::string& out, uint8_t opcode, const char* data, uint64_t length) {
+  append_ws_header(out, opcode, length);
+  out.append(data, static_cast<size_t>(length));
+}
+
+void WsHeart::send_close(std::string& out, uint16_t code, std::string_view reason) {
+  if (code == 0) {
+    append_ws_header(out, kClose, 0);
+  } else {
+    reason = reason.substr(0, kWsMaxControl - 2);
+    append_ws_header(out, kClose, 2 + reason.size());
+    out.push_back(static_cast<char>(code >> 8));
+    out.push_back(static_cast<char>(code & 0xff));
+    out.append(reason);
+  }
+  close_code_ = code;
+  sink_.ws_close_sent(code);
+}
+
+bool WsHeart::fail(std::string& out, uint16_t code, std::string_view reason) {
+  if (state_ == State::open) send_close(out, code, reason);
+  state_ = State::closed;
+  return false;
+}
+
+}  // namespace hello
