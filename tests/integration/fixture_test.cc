@@ -5,7 +5,9 @@
 // inside TLS are the same. Each runs again with --h2 (docs/http2.md):
 // HTTP/1.1 beside HTTP/2 on the same port is unchanged, in clear and over
 // TLS (the client offers no ALPN, so h2 is never selected). A new fixture
-// file is a new test case; no code changes.
+// file is a new test case; no code changes. A WebSocket handshake's case
+// (NAME/websocket.CASE, docs/websocket.md) whose .after is "upgraded" then
+// echoes a frame and closes as RFC 6455 says.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -86,7 +88,7 @@ TEST_P(FixtureTest, AnswersLikeTheFramework) {
   after.erase(after.find_last_not_of("\r\n \t") + 1);
   ASSERT_FALSE(request.empty());
   ASSERT_FALSE(expected.empty());
-  ASSERT_TRUE(after == "open" || after == "close") << after;
+  ASSERT_TRUE(after == "open" || after == "close" || after == "upgraded") << after;
 
   Client client(server_for(c.persona, c.tls, c.h2).port(), c.tls);
   ASSERT_TRUE(client.send(request));
@@ -98,7 +100,16 @@ TEST_P(FixtureTest, AnswersLikeTheFramework) {
     EXPECT_TRUE(is_current_http_date(got_date)) << got_date;
   }
 
-  if (after == "close") {
+  if (after == "upgraded") {
+    // A WebSocket now (docs/websocket.md): a masked text frame is echoed
+    // unmasked, and a close with 1000 is echoed before the server's FIN.
+    ASSERT_TRUE(client.send(std::string("\x81\x82\x01\x02\x03\x04", 6) + "\x69\x6b"));
+    EXPECT_EQ(client.read_exactly(4), std::string("\x81\x02hi", 4));
+    ASSERT_TRUE(client.send(std::string("\x88\x82\x00\x00\x00\x00\x03\xe8", 8)));
+    EXPECT_EQ(client.read_exactly(4), std::string("\x88\x02\x03\xe8", 4));
+    auto rest = client.read_to_eof();
+    ASSERT_TRUE(rest.has_value()) << "connection left open after the close";
+  } else if (after == "close") {
     auto rest = client.read_to_eof();
     ASSERT_TRUE(rest.has_value()) << "connection left open";
     EXPECT_EQ(*rest, "") << "bytes after the response";
