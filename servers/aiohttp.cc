@@ -53,6 +53,7 @@ constexpr hello::Persona kAiohttp{
                                {.raw = kAiohttp400(37) "No CONNECTION upgrade hdr: keep-alive"},
                                {.raw = kAiohttp400(22) "Unsupported version: 9"},
                                {.raw = kAiohttp400(21) "Handshake error: None"}},
+                  .deflate = true,
                   .max_message = (4 << 20) - 1,
                   .too_big_reason = ""},
 };

@@ -54,6 +54,7 @@ constexpr hello::Persona kStarlette{
                                 .closes = true},
                                {.raw = "HTTP/1.1 400 \r\ncontent-length: 0\r\n\r\n",
                                 .closes = true}},
+                  .deflate = true,
                   .max_message = 16 << 20,
                   .going_away = 1012},
 };

@@ -36,12 +36,16 @@ void WsHeart::reset() {
   stalled_since_us_ = 0;
   utf8_.reset();
   message_.clear();
+  deflate_.reset();
+  compressed_ = false;
 }
 
 void WsHeart::release() {
   if (upgraded_) sink_.ws_ended();
   upgraded_ = false;
   if (message_.capacity() > kKeptMessage) std::string().swap(message_);
+  if (scratch_.capacity() > kKeptMessage) std::string().swap(scratch_);
+  deflate_.reset();
 }
 
 uint64_t WsHeart::now_us() {
@@ -53,6 +57,9 @@ uint64_t WsHeart::now_us() {
 Fed WsHeart::upgraded(const Upgrade& u, std::string& out) {
   char accept[28];
   ws_accept(u.ws_key, accept);
+  // With permessage-deflate the streams are made now and kept: context
+  // takeover needs each direction's window from message to message.
+  if (u.ws_deflate) deflate_ = std::make_unique<WsDeflate>();
   table_.append_switching(out, {accept, sizeof accept}, u.ws_deflate);
   state_ = State::open;
   upgraded_ = true;
@@ -76,8 +83,8 @@ Fed WsHeart::feed(const char* data, size_t len, std::string& out) {
       if (!admit(out)) break;
       frame_done_ = 0;
       bool data_frame = !ws_is_control(frame_.opcode);
-      // The common message: one frame, whole in this read.
-      if (data_frame && frame_.fin && !in_message() &&
+      // The common message: one frame, whole in this read, no compression.
+      if (data_frame && frame_.fin && !in_message() && deflate_ == nullptr &&
           static_cast<uint64_t>(end - p) >= frame_.length) {
         if (!echo_whole(p, out)) break;
         p += frame_.length;
@@ -86,6 +93,7 @@ Fed WsHeart::feed(const char* data, size_t len, std::string& out) {
       in_frame_ = true;
       if (data_frame && !in_message()) {
         message_opcode_ = frame_.opcode;
+        compressed_ = frame_.rsv != 0;  // RSV1, which admit() let through
         utf8_.reset();
         message_.clear();
       }
@@ -169,8 +177,11 @@ bool WsHeart::admit(std::string& out) {
   // Section 5.1: "The server MUST close the connection upon receiving a
   // frame that is not masked" (and one whose length is not minimal, 5.2).
   if (!f.masked) return fail(out, kWsProtocolError, "frame not masked");
-  // Section 5.2: no extension is agreed, so every RSV bit must be 0.
-  if (f.rsv != 0) return fail(out, kWsProtocolError, "reserved bit set");
+  // Section 5.2: RSV bits only as an agreed extension defines them. RFC
+  // 7692 section 6: RSV1 marks a compressed message, on its first frame only.
+  bool compressed_start = deflate_ != nullptr && f.rsv == 4 &&
+                          (f.opcode == kText || f.opcode == static_cast<uint8_t>(WsOpcode::binary));
+  if (f.rsv != 0 && !compressed_start) return fail(out, kWsProtocolError, "reserved bit set");
   if (ws_is_control(f.opcode)) {
     if (f.opcode > kPong) return fail(out, kWsProtocolError, "reserved opcode");
     // Section 5.5: at most 125 bytes, never fragmented.
@@ -219,7 +230,7 @@ bool WsHeart::take_payload(const uint8_t* p, size_t n, std::string& out) {
   auto* to = reinterpret_cast<uint8_t*>(message_.data() + at);
   unmask_ws(p, to, n, frame_.mask, frame_done_);
   // Section 8.1: invalid UTF-8 fails the connection where it is found.
-  if (message_opcode_ == kText && !utf8_.feed(to, n))
+  if (message_opcode_ == kText && !compressed_ && !utf8_.feed(to, n))
     return fail(out, kWsInvalidData, "invalid UTF-8");
   return true;
 }
@@ -228,6 +239,7 @@ bool WsHeart::end_frame(std::string& out) {
   in_frame_ = false;
   if (ws_is_control(frame_.opcode)) return end_control(out);
   if (!frame_.fin) return true;
+  if (compressed_) return end_compressed(out);
   if (message_opcode_ == kText && !utf8_.complete())
     return fail(out, kWsInvalidData, "invalid UTF-8");
   if (state_ == State::open) {
@@ -268,7 +280,42 @@ bool WsHeart::end_control(std::string& out) {
   return true;
 }
 
+bool WsHeart::end_compressed(std::string& out) {
+  const WebSocketPersona& ws = table_.persona();
+  switch (deflate_->inflate(message_, ws.max_message, scratch_)) {
+    case WsDeflate::Inflated::corrupt:
+      return fail(out, kWsInvalidData, "invalid compressed data");
+    case WsDeflate::Inflated::too_big:
+      return fail(out, kWsTooBig, ws.too_big_reason);
+    case WsDeflate::Inflated::ok:
+      break;
+  }
+  Utf8Check text;
+  const auto* bytes = reinterpret_cast<const uint8_t*>(scratch_.data());
+  if (message_opcode_ == kText && (!text.feed(bytes, scratch_.size()) || !text.complete()))
+    return fail(out, kWsInvalidData, "invalid UTF-8");
+  if (state_ == State::open) {
+    // The echo compresses what came in inflated; message_ holds it meanwhile.
+    message_.swap(scratch_);
+    echo(out, message_opcode_, message_.data(), message_.size());
+    sink_.ws_echoed(message_.size(), message_.size());
+  }
+  message_opcode_ = 0;
+  compressed_ = false;
+  if (message_.capacity() > kKeptMessage) std::string().swap(message_);
+  return true;
+}
+
 void WsHeart::echo(std::string& out, uint8_t opcode, const char* data, uint64_t length) {
+  if (deflate_ != nullptr && !ws_is_control(opcode)) {
+    // Every message of a connection that agreed permessage-deflate goes out
+    // compressed, as aiohttp, uvicorn and Tomcat send them.
+    scratch_.clear();
+    deflate_->deflate({data, static_cast<size_t>(length)}, scratch_);
+    append_ws_header(out, opcode, scratch_.size(), true);
+    out.append(scratch_);
+    return;
+  }
   append_ws_header(out, opcode, length);
   out.append(data, static_cast<size_t>(length));
 }

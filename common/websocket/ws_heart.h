@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -21,6 +22,7 @@
 #include "observe/accounting.h"
 #include "persona/ws_table.h"
 #include "websocket/utf8_check.h"
+#include "websocket/ws_deflate.h"
 #include "websocket/ws_frame.h"
 
 namespace hello {
@@ -69,6 +71,8 @@ class WsHeart final : public Heart {
   bool end_frame(std::string& out);
   bool end_control(std::string& out);
   void echo(std::string& out, uint8_t opcode, const char* data, uint64_t length);
+  // A compressed message has ended: inflated, checked and echoed.
+  bool end_compressed(std::string& out);
   // Sends a close frame with `code` and `reason`; state closed.
   bool fail(std::string& out, uint16_t code, std::string_view reason = {});
   void send_close(std::string& out, uint16_t code, std::string_view reason);
@@ -92,6 +96,12 @@ class WsHeart final : public Heart {
   uint8_t header_[kWsMaxHeader];
   uint8_t control_[kWsMaxControl];
   std::string message_;  // the message gathered so far
+  // permessage-deflate, when agreed (ws_deflate.h): its streams, whether
+  // the message in progress is compressed, and a message inflated or
+  // compressed for its echo.
+  std::unique_ptr<WsDeflate> deflate_;
+  bool compressed_ = false;
+  std::string scratch_;
 };
 
 }  // namespace hello

@@ -4,13 +4,22 @@
 # persona's WebSocket path with its message limit, stops it. ctest runs it
 # per persona (tests/CMakeLists.txt); bounded by `timeout` and ctest's TIMEOUT.
 #
-#   usage: conformance_run.sh HELLO_BINARY PATH MAX_MESSAGE [--tls]
+#   usage: conformance_run.sh HELLO_BINARY PATH MAX_MESSAGE [--tls] [--deflate]
 set -euo pipefail
 
 binary=$1
 path=$2
 max=$3
-tls=${4:-}
+shift 3
+tls=
+deflate=
+for arg in "$@"; do
+  case $arg in
+    --tls) tls=--tls ;;
+    --deflate) deflate=--deflate ;;
+    *) echo "conformance_run: unknown argument $arg" >&2; exit 2 ;;
+  esac
+done
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 server=
@@ -38,4 +47,5 @@ if [[ -z $port ]]; then
 fi
 args=(--port "$port" --path "$path" --max-message "$max")
 [[ $tls == --tls ]] && args+=(--tls)
+[[ $deflate == --deflate ]] && args+=(--deflate)
 timeout 150 /usr/bin/python3 "$here/conformance.py" "${args[@]}"
