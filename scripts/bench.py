@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Benchmarks personas, the real frameworks, Tomcat, nginx, h2o, Go, Node and nghttpd with ab,
-wrk, h2load and locust, pinned to disjoint CPUs, and writes tables and charts.
+wrk, h2load, locust and ws_load, pinned to disjoint CPUs, and writes tables and charts.
 
   scripts/bench --quick                          a small matrix, under two minutes
   scripts/bench --performance                    every target of docs/performance.md, about 19 minutes
@@ -12,6 +12,9 @@ wrk, h2load and locust, pinned to disjoint CPUs, and writes tables and charts.
                                                  about 15 minutes
   scripts/bench --h2                             HTTP/2, h2c and h2, beside h2o, nginx, nghttpd, Go and Tomcat,
                                                  about 17 minutes (--quick: a check that all runs, about 3)
+  scripts/bench --ws                             WebSocket echo, 1 and 16 messages in flight, beside Tornado,
+                                                 aiohttp, Starlette, Tomcat, gorilla/websocket and Node's ws,
+                                                 about 9 minutes (--quick: a check that all runs, about 2)
   scripts/bench sanic --workers 1,2,4 --server-cpus 4-7 --tool-cpus 0-3
   scripts/bench sanic tornado --workers 1,2 --tool wrk --mode keepalive,pipeline
   scripts/bench --peers --tool ab --mode close --requests 20000 --connections 100
@@ -41,12 +44,13 @@ from benchlib.run_performance import performance_run  # noqa: E402
 from benchlib.run_scaling import SCALING_PERSONAS, scaling_run  # noqa: E402,F401
 from benchlib.run_shaping import shaping_run  # noqa: E402
 from benchlib.run_tls import tls_items, tls_run  # noqa: E402,F401
+from benchlib.run_ws import ws_items, ws_run  # noqa: E402,F401
 
 ROOT = targets.ROOT
 # Each run kind's function, by its flag (benchlib.needs.kind_of); without
 # one, the matrix of personas, tools and modes.
 RUNS = {"performance": performance_run, "shaping": shaping_run, "live_page": live_page_run,
-        "compare": compare_run, "scaling": scaling_run, "tls": tls_run, "h2": h2_run}
+        "compare": compare_run, "scaling": scaling_run, "tls": tls_run, "h2": h2_run, "ws": ws_run}
 
 
 def parse_args(argv, available=None):
@@ -99,7 +103,8 @@ def main(argv):
 
     for c in cells:
         c["oversubscribed"] = c["kind"] != "remote" and plan.oversubscribed(c["workers"], len(split.server))
-    meta["tool_versions"] = provenance.tool_versions(cells, extra=["chromium"] if args.live_page else [])
+    extra = ["chromium"] if args.live_page else ["uvicorn", "wsproto"] if args.ws else []
+    meta["tool_versions"] = provenance.tool_versions(cells, extra=extra)
     report.write_json(out, meta, runs, cells)
     report.write_csv(out, cells)
     made = report.charts(out, cells, meta)

@@ -156,7 +156,13 @@ class Accounting {
     stats_.ws_upgraded.add();
     stats_.ws_open.add();
   }
-  void ws_ended() { stats_.ws_open.sub(1); }
+  // Its end: `line` is its access-log line (101, the payload bytes sent,
+  // the time since the upgrade), logged while logging.
+  void ws_ended(const Answered& line) {
+    stats_.ws_open.sub(1);
+    if (log_ != nullptr) [[unlikely]]
+      log(line);
+  }
   void ws_echoed(uint64_t in, uint64_t out) {
     stats_.ws_messages_in.add();
     stats_.ws_messages_out.add();

@@ -163,6 +163,9 @@ void Connection::on_closed() {
   ctx_.accounting().closed(close_reason_);
   release_held();
   release_stream();
+  // A kept heart may report the connection's end as its own (a WebSocket's
+  // access-log line): the sink learns whose it is first.
+  if (heart_ != nullptr) answering();
   release_heart();
   if (made_ != nullptr) ctx_.take_transport(std::exchange(made_, nullptr), tcp_);
   ctx_.release(this);

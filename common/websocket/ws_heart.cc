@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 
 #include "websocket/ws_handshake.h"
 
@@ -41,7 +42,17 @@ void WsHeart::reset() {
 }
 
 void WsHeart::release() {
-  if (upgraded_) sink_.ws_ended();
+  if (upgraded_) {
+    Answered line;
+    if (sink_.logs()) [[unlikely]] {
+      line.status = 101;
+      line.method = "GET";
+      line.target = log_target_;
+      line.body_bytes = bytes_out_;
+      line.began_ns = began_ns_;
+    }
+    sink_.ws_ended(line);
+  }
   upgraded_ = false;
   if (message_.capacity() > kKeptMessage) std::string().swap(message_);
   if (scratch_.capacity() > kKeptMessage) std::string().swap(scratch_);
@@ -60,6 +71,13 @@ Fed WsHeart::upgraded(const Upgrade& u, std::string& out) {
   // With permessage-deflate the streams are made now and kept: context
   // takeover needs each direction's window from message to message.
   if (u.ws_deflate) deflate_ = std::make_unique<WsDeflate>();
+  bytes_out_ = 0;
+  if (sink_.logs()) [[unlikely]] {
+    log_target_.assign(u.target);
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    began_ns_ = static_cast<uint64_t>(t.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(t.tv_nsec);
+  }
   table_.append_switching(out, {accept, sizeof accept}, u.ws_deflate);
   state_ = State::open;
   upgraded_ = true;
@@ -217,6 +235,7 @@ bool WsHeart::echo_whole(const uint8_t* p, std::string& out) {
     }
   }
   sink_.ws_echoed(n, n);
+  bytes_out_ += n;
   return true;
 }
 
@@ -245,6 +264,7 @@ bool WsHeart::end_frame(std::string& out) {
   if (state_ == State::open) {
     echo(out, message_opcode_, message_.data(), message_.size());
     sink_.ws_echoed(message_.size(), message_.size());
+    bytes_out_ += message_.size();
   }
   message_opcode_ = 0;
   if (message_.capacity() > kKeptMessage)
@@ -299,6 +319,7 @@ bool WsHeart::end_compressed(std::string& out) {
     message_.swap(scratch_);
     echo(out, message_opcode_, message_.data(), message_.size());
     sink_.ws_echoed(message_.size(), message_.size());
+    bytes_out_ += message_.size();
   }
   message_opcode_ = 0;
   compressed_ = false;

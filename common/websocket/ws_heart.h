@@ -100,6 +100,11 @@ class WsHeart final : public Heart {
   // the message in progress is compressed, and a message inflated or
   // compressed for its echo.
   std::unique_ptr<WsDeflate> deflate_;
+  // For the access log's line at the end (only while logging): the
+  // request target, when the upgrade was, and the payload bytes sent.
+  std::string log_target_;
+  uint64_t began_ns_ = 0;
+  uint64_t bytes_out_ = 0;
   bool compressed_ = false;
   std::string scratch_;
 };

@@ -1,6 +1,6 @@
 """The measures of `scripts/bench --performance` that are not a load run:
-RSS per idle connection (also over TLS, for --tls, and over HTTP/2, for
---h2), the heart's micro-benchmark and the allocation count. Each returns a dict for
+RSS per idle connection (also over TLS, for --tls, over HTTP/2, for --h2,
+and upgraded to WebSocket, for --ws), the heart's micro-benchmark and the allocation count. Each returns a dict for
 results.json; a failure is an "error" key."""
 import json
 import os
@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 import time
 
-from . import http2, targets, tls
+from . import http2, targets, tls, websocket
 
 
 def rss_kib(target):
@@ -45,14 +45,16 @@ def established(port, tables=("/proc/net/tcp", "/proc/net/tcp6")):
     return count
 
 
-def idle_rss(target, n):
+def idle_rss(target, n, ws_path=None):
     """Starts `target` (1 worker), opens `n` loopback connections that each
     make one keep-alive request and then stay idle, and returns the RSS
     growth per connection. A target that serves TLS gets TLS connections
     (Python's ssl, verifying nothing), each idle after its handshake and
     request. A target started to speak HTTP/2 (its `http2`) gets an HTTP/2
     request on each (benchlib.http2: h2c by prior knowledge, or h2 by ALPN
-    over TLS). The measure fails if the server closed any connection before
+    over TLS). With `ws_path`, each connection is upgraded to a WebSocket
+    there instead (benchlib.websocket) and sends nothing more. The measure
+    fails if the server closed any connection before
     its RSS was read (opening 10,000 TLS connections takes longer than some
     idle timeouts: the targets are started with longer ones). Bounded by
     `n` and a 5 s timeout per socket."""
@@ -74,6 +76,9 @@ def idle_rss(target, n):
                 s = socks[-1] = context.wrap_socket(s, server_hostname="localhost")
             if target.http2:
                 http2.one_request(s, target.path)
+                return
+            if ws_path:
+                websocket.upgrade(s, ws_path, target.port)
                 return
             s.sendall(request)
             if not s.recv(4096):

@@ -127,7 +127,8 @@ def run_once(target, tool, mode, conns, i, args, split, cell):
             run["worker_requests"] = admin.worker_requests(data)
         except admin.AdminError as e:
             run.setdefault("problems", []).append(str(e))
-    shown = f"{run['rps']:,.0f} req/s" if run.get("rps") else run.get("error")
+    unit = "msg/s" if tool == "ws_load" else "req/s"
+    shown = f"{run['rps']:,.0f} {unit}" if run.get("rps") else run.get("error")
     if run.get("rps") and run.get("error"):
         shown += f" ({run['error']}: not counted)"
     if run.get("failed") or run.get("non2xx"):
@@ -226,8 +227,9 @@ def measure_interleaved(started, args, split, all_runs, cells, alternate=False):
 
 def run_plan(items, args, split, runs, cells, alternate=False, workers=1, before=None):
     """Starts every (target, jobs, variant) of `items` with `workers`
-    workers, calls `before` with the list of those started (if given),
-    runs them interleaved (measure_interleaved) and stops them; a target
+    workers, calls `before` with the list of those started (if given; it
+    may take one out of that list, once it has stopped it and given its
+    cells, and it is not run), runs them interleaved (measure_interleaved) and stops them; a target
     that does not start gets its cells with the error."""
     started = []
     try:

@@ -16,6 +16,7 @@ KIND_PEERS = {
     "scaling": ("nginx", "h2o"),
     "tls": ("nginx", "h2o"),
     "h2": ("h2o", "nginx", "nghttpd", "go", "tomcat"),
+    "ws": ("tornado", "aiohttp", "starlette", "tomcat", "gorilla", "node"),
 }
 # What else a kind needs: h2load for the h2c jobs of --performance and
 # --compare, the openssl
@@ -23,8 +24,9 @@ KIND_PEERS = {
 # h2 for --h2's idle HTTP/2 connections (benchlib/http2.py).
 KIND_EXTRAS = {"performance": ("h2load",), "compare": ("h2load",), "tls": ("openssl",),
                "h2": ("openssl", "python-h2")}
-# The kinds that run programs of tests/ (scripts/setup builds everything).
-WHOLE_BUILD = ("performance", "tls")
+# The kinds that run programs of tests/ (scripts/setup builds everything):
+# tls_resume, ws_load, session_benchmark, allocation_tests.
+WHOLE_BUILD = ("performance", "tls", "ws")
 
 
 def packages_table(path=PACKAGES_FILE):
@@ -40,7 +42,7 @@ def packages_table(path=PACKAGES_FILE):
 
 def kind_of(args):
     """The run kind of parsed options (options.KINDS' flag), or "matrix"."""
-    for flag in ("performance", "shaping", "live_page", "compare", "scaling", "tls", "h2"):
+    for flag in ("performance", "shaping", "live_page", "compare", "scaling", "tls", "h2", "ws"):
         if getattr(args, flag, None):
             return flag
     return "matrix"

@@ -6,14 +6,14 @@ import argparse
 import itertools
 import os
 
-from . import plan, run_compare, run_h2, run_live_page, run_performance, run_scaling, run_shaping, run_tls
+from . import plan, run_compare, run_h2, run_live_page, run_performance, run_scaling, run_shaping, run_tls, run_ws
 from . import targets, tools
 
 PERSONAS = targets.PERSONAS
 PEERS = [t.name for t in targets.peers()]
 # The runs of their own, in the order their options are checked and applied.
 KINDS = (("performance", run_performance), ("shaping", run_shaping), ("live_page", run_live_page),
-         ("compare", run_compare), ("scaling", run_scaling), ("tls", run_tls), ("h2", run_h2))
+         ("compare", run_compare), ("scaling", run_scaling), ("tls", run_tls), ("h2", run_h2), ("ws", run_ws))
 # Connections of the idle RSS measure of --performance and --tls (--h2: run_h2's).
 IDLE_CONNECTIONS = 10000
 
@@ -61,11 +61,12 @@ def build_parser(doc):
                             "beside the same run without")
     group = p.add_argument_group("kinds of run (one at a time)")
     group.add_argument("--quick", action="store_true", help="a small matrix that finishes in under two minutes")
-    for module in (run_performance, run_compare, run_shaping, run_live_page, run_scaling, run_tls, run_h2):
+    for module in (run_performance, run_compare, run_shaping, run_live_page, run_scaling, run_tls, run_h2, run_ws):
         module.add_option(group)
     group.add_argument("--idle-connections", type=int, default=None,
                        help=f"connections for the idle RSS measure of --performance and --tls (default "
-                            f"{IDLE_CONNECTIONS}) and of --h2 (default {run_h2.H2_IDLE_CONNECTIONS})")
+                            f"{IDLE_CONNECTIONS}), of --h2 (default {run_h2.H2_IDLE_CONNECTIONS}) and of --ws "
+                            f"(default {run_ws.WS_IDLE_CONNECTIONS})")
     group = p.add_argument_group("input and output")
     group.add_argument("--url", help="only run the load against this URL (a target on another host)")
     group.add_argument("--build-dir", default=os.path.join(targets.ROOT, "build"),
@@ -93,7 +94,7 @@ def parse_args(argv, available=None, doc=""):
     explicit = {k for k in ("workers", "tool", "mode", "connections") if getattr(args, k) is not None}
     args.workers, args.tool = args.workers or "1", args.tool or "wrk"
     args.mode, args.connections = args.mode or "keepalive", args.connections or "64"
-    if args.quick and not args.h2:
+    if args.quick and not args.h2 and not args.ws:
         args.targets = args.targets or ["sanic", "tornado", "spring"]
         args.workers, args.tool, args.mode, args.connections = "1,2", "wrk", "keepalive", "64"
         args.duration, args.requests, args.repeat, args.access_log_pair = 2, None, 3, True
@@ -103,8 +104,14 @@ def parse_args(argv, available=None, doc=""):
             p.error("--h2 --quick sets its own --duration and --idle-connections")
         args.duration, args.repeat = run_h2.H2_QUICK_DURATION, run_h2.H2_QUICK_REPEAT
         args.idle_connections = run_h2.H2_QUICK_IDLE
+    if args.ws and args.quick:
+        if args.duration or args.requests or args.idle_connections:
+            p.error("--ws --quick sets its own --duration and --idle-connections")
+        args.duration, args.repeat = run_ws.WS_QUICK_DURATION, run_ws.WS_QUICK_REPEAT
+        args.idle_connections = run_ws.WS_QUICK_IDLE
     if args.idle_connections is None:
-        args.idle_connections = run_h2.H2_IDLE_CONNECTIONS if args.h2 else IDLE_CONNECTIONS
+        args.idle_connections = (run_h2.H2_IDLE_CONNECTIONS if args.h2 else run_ws.WS_IDLE_CONNECTIONS if args.ws
+                                 else IDLE_CONNECTIONS)
     if args.duration is None and args.requests is None:
         args.duration = 5
     # The load runs: every tool, mode and connection count, or a fixed list.
@@ -138,6 +145,10 @@ def _check_alone(p, args):
                     or args.report):
         p.error("--h2 is a run of its own (h2c and h2 over TLS): not with --performance, --shaping, --compare, "
                 "--scaling, --tls, --url or --report")
+    if args.ws and (args.performance or args.shaping or args.live_page or args.compare or args.scaling or args.tls
+                    or args.h2 or args.url or args.report):
+        p.error("--ws is a run of its own: not with --performance, --shaping, --live-page, --compare, --scaling, "
+                "--tls, --h2, --url or --report")
 
 
 def _check_lists(p, args):

@@ -1,4 +1,5 @@
-"""Parsers for the output of ab, wrk, h2load, locust's CSV and tls_resume's JSON.
+"""Parsers for the output of ab, wrk, h2load, locust's CSV and the JSON of
+tls_resume and ws_load.
 
 Each returns a dict with the same keys (None where the tool does not say):
 requests (completed), failed, non2xx, rps, bytes (transferred), p50, p90,
@@ -209,5 +210,34 @@ def parse_tls_probe(text):
     return record
 
 
+# What scripts/bench --ws reads of ws_load --json.
+WS_LOAD_KEYS = ("connections", "in_flight", "size", "seconds", "messages", "rate", "errors", "handshake_failures")
+
+
+def parse_ws_load(text, status=0, output=""):
+    """build/tests/ws_load --json FILE: `text` is FILE's, `status` its exit
+    status (0 ok, 1 failures, 2 a bad flag), `output` what it printed. A
+    message is a "request" here: one echoed and read back; failed counts
+    its errors and the connections that did not upgrade."""
+    data = _json_object(text, WS_LOAD_KEYS) if status in (0, 1) else None
+    if data is None:
+        raise ParseError(f"ws_load did not finish (status {status}): " + _last_words(output or text))
+    failures = int(data["handshake_failures"])
+    result = _result(requests=int(data["messages"]), failed=int(data["errors"]) + failures, non2xx=0,
+                     rps=float(data["rate"]))
+    result.update(ws_connections=int(data["connections"]), ws_in_flight=int(data["in_flight"]),
+                  ws_size=int(data["size"]), ws_seconds=float(data["seconds"]), ws_errors=int(data["errors"]),
+                  handshake_failures=failures, tool_own_busy=data.get("tool_busy"))
+    reasons = "; ".join(f"{n} x {why}" for why, n in sorted((data.get("failures") or {}).items()))
+    if failures and failures >= int(data["connections"]):
+        result["error"] = f"ws_load: none of {failures} connections upgraded" + (f": {reasons}" if reasons else "")
+    elif not result["requests"]:
+        result["error"] = "ws_load: no message was echoed"
+    elif result["failed"]:
+        result["error"] = (f"ws_load: {result['ws_errors']} connections failed, {failures} did not upgrade"
+                           + (f": {reasons}" if reasons else ""))
+    return result
+
+
 PARSERS = {"ab": parse_ab, "wrk": parse_wrk, "h2load": parse_h2load, "locust": parse_locust_csv,
-           "tls_resume": parse_tls_resume}
+           "tls_resume": parse_tls_resume, "ws_load": parse_ws_load}

@@ -103,11 +103,14 @@ def tool_load(tool, tool_cpus, connections, requests=None):
     down instead where up would pass it. ab and one locust process are
     single-threaded; locust-wN runs N worker processes (and a master that
     makes no requests); tls_resume runs one thread per connection, each
-    making one connection at a time."""
+    making one connection at a time; ws_load runs every connection on one
+    libuv loop, one thread."""
     if tool_cpus < 1 or connections < 1:
         raise PlanError("a load needs at least one CPU and one connection")
     if tool == "tls_resume":
         return Load(connections, connections, 1, min(connections, tool_cpus))
+    if tool == "ws_load":
+        return Load(1, connections, connections, 1)
     if tool in ("wrk", "h2load"):
         threads = min(tool_cpus, connections, requests or connections)
         per = math.ceil(connections / threads)

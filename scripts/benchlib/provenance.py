@@ -27,11 +27,16 @@ VERSION_COMMANDS = {
     # Debian's locust prints no number for --version, and has no dist-info.
     "locust": ["dpkg-query", "-W", "-f", "python3-locust ${Version}", "python3-locust"],
     "tomcat": ["dpkg-query", "-W", "-f", "tomcat10-common ${Version}", "tomcat10-common"],
+    # --ws's peers: gorilla/websocket's Debian package; Node and its ws from build/peers (benchlib.ws_targets).
+    "gorilla": ["dpkg-query", "-W", "-f", "golang-github-gorilla-websocket-dev ${Version}",
+                "golang-github-gorilla-websocket-dev"],
+    "node_ws": ["/usr/bin/node", "-p", "`node ${process.version}, ws ${require('" + os.path.join(
+        ROOT, "build", "peers", "node_ws", "node_modules", "ws", "package.json") + "').version}`"],
     "chromium": ["chromium", "--version"],
 }
 # The Python frameworks among the peers: their installed distribution's version.
 PYTHON_PROGRAMS = {"flask": "flask", "gunicorn": "gunicorn", "tornado": "tornado", "aiohttp": "aiohttp",
-                   "starlette": "starlette", "uvicorn": "uvicorn"}
+                   "starlette": "starlette", "uvicorn": "uvicorn", "wsproto": "wsproto"}
 # What the meta of a run holds from here (tests/bench/test_provenance.py).
 KEYS = ("commit", "build_type", "compiler", "tool_versions", "cpu_model", "cores", "nproc", "kernel")
 

@@ -2,7 +2,7 @@
 
 report.md is made of sections, each in its own module: report_scaling
 (--scaling), report_performance (--performance and the access log),
-report_ab (--shaping, --live-page, --compare), report_tls_h2 (--tls, --h2),
+report_ab (--shaping, --live-page, --compare), report_tls_h2 (--tls, --h2), report_ws (--ws),
 report_articles and report_latency; report_cells holds what they share and
 charts the PNG charts. Their public names are importable from here too.
 """
@@ -22,6 +22,7 @@ from .report_performance import access_log_table, performance_table
 from .report_scaling import scaling_rows, scaling_table, scaling_targets, scaling_text
 from .report_tls_h2 import (H2_TARGETS, TLS_TARGETS, h2_table, h2_text, idle_result, ratio_result,  # noqa: F401
                             tls_table, tls_text)
+from .report_ws import WS_HTTP_TARGET, WS_PEER_TARGETS, ws_table, ws_text  # noqa: F401
 
 CELL_FIELDS = ["target", "kind", "workers", "tool", "mode", "connections", "runs", "clean_runs", "rps", "p50_ms",
                "p90_ms", "p99_ms", "cpu_us_per_request", "peak_rss_kib", "requests", "failed", "non2xx",
@@ -99,6 +100,9 @@ def write_markdown(out, meta, cells, chart_files):
     h2 = h2_table(meta, cells)
     if h2:
         parts += ["## HTTP/2", "", h2_text(meta), "", h2, ""]
+    ws = ws_table(meta, cells)
+    if ws:
+        parts += ["## WebSocket", "", ws_text(meta), "", ws, ""]
     articles = article_tables(cells)
     if articles:
         parts += ["## Beside the articles", "", articles]

@@ -129,7 +129,8 @@ VARIANTS = {"log-off": "access-log pair: log off", "log-on": "access-log pair: l
             "before-log": "before, log on (--compare)", "after-log": "after, log on (--compare)",
             "before-h2c": "before, h2c (--compare)", "after-h2c": "after, h2c (--compare)",
             "page-off": "live page closed", "page-on": "live page open", "shape-off": "--shape off",
-            "shape-on": "--shape on", "shape-param": "--shape on, parameters"}
+            "shape-on": "--shape on", "shape-param": "--shape on, parameters", "ws": "WebSocket echo",
+            "http1": "HTTP/1.1 (--ws's reference)"}
 
 
 def variant_text(cell):

@@ -362,6 +362,7 @@ class Tomcat(Target):
     # scripts/bench --h2 finished, in clear -m100 made 80 requests a second.
     H2_THREADS = 10
     _built = {}  # (javac, servlet API jar): the classes dir, or the StartError of the build, once per run
+    web_xml = os.path.join(TOMCAT_SOURCE, "web.xml")
 
     @property
     def label(self):
@@ -392,6 +393,9 @@ class Tomcat(Target):
     def start(self, timeout=None):
         super().start(timeout or self.start_timeout)
 
+    def request_threads(self):
+        return max(self.workers, self.H2_THREADS) if self.http2 else self.workers
+
     @property
     def base(self):
         return os.path.join(self.tmp, "base")
@@ -405,10 +409,9 @@ class Tomcat(Target):
         for sub in ("conf", "logs", "temp", "work"):
             os.makedirs(os.path.join(self.base, sub))
         shutil.copytree(classes, os.path.join(app, "classes"))
-        shutil.copy(os.path.join(TOMCAT_SOURCE, "web.xml"), app)
+        shutil.copy(self.web_xml, app)
         with open(os.path.join(TOMCAT_SOURCE, "server.xml.in")) as f:
-            conf = render_tomcat_server_xml(f.read(), self.port,
-                                            max(self.workers, self.H2_THREADS) if self.http2 else self.workers)
+            conf = render_tomcat_server_xml(f.read(), self.port, self.request_threads())
         if self.http2:
             conf = tomcat_h2_server_xml(conf, *((self.tls.cert, self.tls.key) if self.tls else ()))
         with open(os.path.join(self.base, "conf", "server.xml"), "w") as f:

@@ -20,10 +20,13 @@ LOCUSTFILE = os.path.join(ROOT, "scripts", "peers", "locustfile.py")
 # Depth of the pipeline mode (wrk's Lua script; h2load's -m).
 PIPELINE_DEPTH = 16
 
-# tls_resume is a program of this project (tests/), built beside the
-# personas: its path follows --build-dir (use_build_dir).
+# tls_resume and ws_load are programs of this project (tests/), built
+# beside the personas: their paths follow --build-dir (use_build_dir).
 BINARIES = {"ab": "ab", "wrk": "wrk", "h2load": "h2load", "locust": "locust",
-            "tls_resume": os.path.join(ROOT, "build", "tests", "tls_resume")}
+            "tls_resume": os.path.join(ROOT, "build", "tests", "tls_resume"),
+            "ws_load": os.path.join(ROOT, "build", "tests", "ws_load")}
+# The test programs among them (scripts/test builds them).
+BUILT = ("tls_resume", "ws_load")
 # The tools and modes a matrix run takes (--tool, --mode). tls_resume and
 # its mode, "resume" (one connection per request, each resuming the
 # session of the one before), belong to --tls.
@@ -33,6 +36,13 @@ MODES = ("close", "keepalive", "pipeline", "echo")
 # knowledge to http://, h2 by ALPN to https://) with this many streams at
 # once on each connection (its -m). They belong to --h2, as "resume" to --tls.
 H2_STREAMS = {"m1": 1, "m10": 10, "m100": 100}
+# scripts/bench --ws's modes: ws_load echoing WS_MESSAGE_SIZE-byte text
+# messages with this many in flight on each connection (its --in-flight).
+WS_IN_FLIGHT = {"ws1": 1, "ws16": 16}
+WS_MESSAGE_SIZE = 16
+# ws_load's warm-up before its window: none, so that its window is the
+# whole run, over which the server's CPU time is read (as for wrk).
+WS_WARMUP = 0
 
 
 class Unsupported(Exception):
@@ -52,15 +62,16 @@ def label(tool, locust_workers=0):
 
 
 def use_build_dir(build_dir):
-    """Runs tls_resume from `build_dir` (scripts/bench --build-dir)."""
-    BINARIES["tls_resume"] = os.path.join(build_dir, "tests", "tls_resume")
+    """Runs tls_resume and ws_load from `build_dir` (scripts/bench --build-dir)."""
+    for tool in BUILT:
+        BINARIES[tool] = os.path.join(build_dir, "tests", tool)
 
 
 def missing(tool):
     """None if the tool is installed, else a sentence saying what to do."""
     tool = split(tool)[0]
     if shutil.which(BINARIES[tool]) is None:
-        if tool == "tls_resume":
+        if tool in BUILT:
             return f"{BINARIES[tool]} is not built (scripts/test builds it)"
         return f"{tool} is not installed (scripts/setup --bench installs it)"
     return None
@@ -76,6 +87,19 @@ def tls_resume_command(url, threads, duration=None, requests=None):
             "--path", path]
     argv += ["--count", str(requests)] if requests else ["--duration", str(duration)]
     return argv + ["--threads", str(threads), "--tls-max", "1.3", "--json"]
+
+
+def ws_load_command(url, connections, in_flight, duration):
+    """ws_load's argv against `url` (its host, port and path; the scheme
+    is not read): `connections`
+    upgraded connections, each with `in_flight` WS_MESSAGE_SIZE-byte text
+    messages in flight, for `duration` seconds; its figures as JSON into
+    @JSON@, which run() fills in."""
+    parts = urllib.parse.urlsplit(url)
+    return [BINARIES["ws_load"], "--host", parts.hostname or "127.0.0.1", "--port", str(parts.port or 80),
+            "--path", parts.path or "/", "--connections", str(connections), "--in-flight", str(in_flight),
+            "--size", str(WS_MESSAGE_SIZE), "--seconds", str(duration), "--warmup", str(WS_WARMUP),
+            "--json", "@JSON@"]
 
 
 def locust_command(url, connections, duration, csv_prefix, workers=0, port=None):
@@ -113,8 +137,14 @@ def command(tool, mode, url, connections, duration=None, requests=None, threads=
         raise Unsupported("HTTP/2 is h2load's")
     if (mode == "resume") != (tool == "tls_resume"):
         raise Unsupported("a resumed TLS handshake per request is tls_resume's mode, and its only one")
+    if (mode in WS_IN_FLIGHT) != (tool == "ws_load"):
+        raise Unsupported("a WebSocket echo is ws_load's mode, and its only one")
     if tool == "tls_resume":
         return tls_resume_command(url, connections, duration, requests)
+    if tool == "ws_load":
+        if requests:
+            raise Unsupported("ws_load runs for a duration")
+        return ws_load_command(url, connections, WS_IN_FLIGHT[mode], duration)
     if tool == "ab":
         if mode == "pipeline":
             raise Unsupported("ab cannot pipeline")
@@ -162,6 +192,15 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def _file_text(path):
+    """The text of `path`, or "" if the tool did not write it."""
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return ""
 
 
 def _tail(text):
@@ -239,9 +278,10 @@ def _run(tool, mode, url, connections, cpus, duration, requests, threads):
     tool, workers = split(tool)
     env = dict(os.environ, PIPELINE_DEPTH=str(PIPELINE_DEPTH))
     with tempfile.TemporaryDirectory(prefix="bench-tool-") as tmp:
-        csv_prefix = os.path.join(tmp, "locust")
+        csv_prefix, json_path = os.path.join(tmp, "locust"), os.path.join(tmp, "ws_load.json")
         port = free_port() if workers else None
-        argv = [a.replace("@CSV@", csv_prefix).replace("@PORT@", str(port)) for a in argv]
+        argv = [a.replace("@CSV@", csv_prefix).replace("@PORT@", str(port)).replace("@JSON@", json_path)
+                for a in argv]
         if tool == "locust":
             # The path of http://host:port/path, which locust requests.
             env["LOCUST_PATH"] = "/" + (url.split("/", 3) + [""])[3]
@@ -264,4 +304,6 @@ def _run(tool, mode, url, connections, cpus, duration, requests, threads):
                     return parsers.parse_locust_csv(f.read())
             except OSError:
                 raise parsers.ParseError("locust wrote no CSV: " + (done.stderr.strip().splitlines() or ["?"])[-1])
+        if tool == "ws_load":
+            return parsers.parse_ws_load(_file_text(json_path), done.returncode, done.stdout + done.stderr)
         return parsers.PARSERS[tool](done.stdout + done.stderr)
