@@ -28,6 +28,7 @@ void WsHeart::reset() {
   header_length_ = 0;
   in_frame_ = false;
   bad_length_ = false;
+  client_closed_ = false;
   upgraded_ = false;
   message_opcode_ = 0;
   control_length_ = 0;
@@ -125,7 +126,9 @@ Fed WsHeart::feed(const char* data, size_t len, std::string& out) {
   }
   if (state_ == State::closed) {
     fed.next = Fed::Next::close;
-    fed.clean_end = p == end;
+    // Clean only when the client's close ended the input: after a failure
+    // the rest of the client's frame may still be coming.
+    fed.clean_end = client_closed_ && p == end;
     return fed;
   }
   if (in_frame_ || header_length_ > 0 || in_message()) {
@@ -294,6 +297,7 @@ bool WsHeart::end_control(std::string& out) {
       return fail(out, kWsInvalidData, "invalid UTF-8 in close reason");
   }
   sink_.ws_close_received();
+  client_closed_ = true;
   // The client began the close: echo its code, as every framework here does.
   if (state_ == State::open) send_close(out, code, {});
   state_ = State::closed;

@@ -85,6 +85,7 @@ class WsHeart final : public Heart {
   uint8_t header_length_ = 0;   // bytes of a header split between reads, in header_
   bool in_frame_ = false;       // a frame's payload is being read
   bool bad_length_ = false;     // the header just read has a length the RFC forbids
+  bool client_closed_ = false;  // the client's close frame came
   bool upgraded_ = false;       // counted as open
   uint8_t message_opcode_ = 0;  // text or binary while a message is in progress
   uint8_t control_length_ = 0;  // bytes of a control frame split between reads

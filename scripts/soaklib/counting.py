@@ -4,7 +4,7 @@ environment."""
 import threading
 import time
 
-from .settings import ERRORS_KEPT, ROUTES
+from .settings import ERRORS_KEPT, ROUTES, WEBSOCKET
 from .wire import Conn
 
 
@@ -101,6 +101,7 @@ class Env:
         self.routes = ROUTES[persona]
         self.ctl = ctl
         self.seconds = seconds   # with bound(), the most iterations of a loop
+        self.ws_path, self.ws_max = WEBSOCKET.get(persona, (None, 0))
 
 
 def connect(env, st):

@@ -16,8 +16,10 @@ import traceback
 from .clients import CLIENTS, COMPLETE_KINDS
 from .counting import Control, Env, KindStats
 from .server import Sampler, admin_get, cpu_seconds, quiesce, start_server, tail
-from .settings import FD_TOLERANCE, HOST, KINDS, RSS_TOLERANCE_FRACTION, RSS_TOLERANCE_KIB, SHUTDOWN_TIMEOUT_S
+from .settings import FD_TOLERANCE, HOST, RSS_TOLERANCE_FRACTION, RSS_TOLERANCE_KIB, SHUTDOWN_TIMEOUT_S, kinds
 from .wire import Lost, Wrong
+from .ws_checks import check_websocket
+from .ws_clients import WS_CLIENTS
 
 
 def run(args):
@@ -36,7 +38,8 @@ def run(args):
         stats, figures = load(args, proc, port, admin, failures)
         stop_server(proc, failures)
         total, complete, client_4xx = client_figures(stats, failures)
-        check_summary(stats_json, total, complete, client_4xx, failures)
+        summary = check_summary(stats_json, total, complete, client_4xx, failures)
+        check_websocket(summary, stats, failures)
         check_resources(figures, failures)
         print(f"server exit status {proc.returncode}")
         if proc.returncode != 0:
@@ -72,19 +75,21 @@ def start_clients(args, port, failures_of_clients):
     """Every kind's client threads, made (not started), their Control and
     their stats by kind; a client that raises is said in
     `failures_of_clients`."""
-    threads = sum(n for _, n, _ in KINDS)
+    chosen = kinds(args.persona)
+    threads = sum(n for _, n, _ in chosen)
     t0 = time.monotonic()
     ctl = Control(threads, t0 + args.seconds + 60)
     env = Env(port, args.persona, ctl, args.seconds)
-    stats = {kind: KindStats(kind) for kind, _, _ in KINDS}
+    stats = {kind: KindStats(kind) for kind, _, _ in chosen}
+    clients = dict(CLIENTS, **WS_CLIENTS)
     workers = []
-    for kind, n, rate in KINDS:
+    for kind, n, rate in chosen:
         for i in range(n):
             rnd = random.Random(f"{kind}{i}{os.getpid()}")
 
             def body(kind=kind, rate=rate, rnd=rnd):
                 try:
-                    CLIENTS[kind](env, stats[kind], rnd, rate)
+                    clients[kind](env, stats[kind], rnd, rate)
                 except Exception:
                     failures_of_clients.append(f"client {kind} crashed: "
                                                + traceback.format_exc().strip().splitlines()[-1])
@@ -148,8 +153,7 @@ def client_figures(stats, failures):
     total = {"sent": 0, "answered": 0, "lost": 0, "wrong": 0, "connections": 0}
     examples = []
     print(f"\n{'kind':<10} {'conns':>7} {'sent':>8} {'answered':>9} {'lost':>5} {'wrong':>5}  notes")
-    for kind, _, _ in KINDS:
-        s = stats[kind]
+    for kind, s in stats.items():
         row = {k: s.get(k) for k in total}
         for k in total:
             total[k] += row[k]
@@ -203,6 +207,7 @@ def check_summary(stats_json, total, complete, client_4xx, failures):
         if t.get("connections", 0) > total["connections"]:
             failures.append(f"the server accepted {t.get('connections')} connections, more than the "
                             f"{total['connections']} the clients opened")
+    return summary
 
 
 def check_resources(figures, failures):
@@ -214,6 +219,8 @@ def check_resources(figures, failures):
         print(f"RSS KiB: warm-up {warm[1]}, end {end[1]} (limit {rss_limit}; max while loaded {rss_max}, "
               f"{len(sampler.samples)} samples)")
         print(f"descriptors: warm-up {warm[0]}, end {end[0]} (limit {warm[0] + FD_TOLERANCE})")
+        if warm[3] is not None or end[3] is not None:
+            print(f"hello_websocket_connections_open once quiesced: warm-up {warm[3]}, end {end[3]}")
         print(f"quiesce took {warm[2]:.1f} s at warm-up, {end[2]:.1f} s at the end; load ran {ran:.1f} s"
               + (f"; server CPU {cpu:.1f} s ({100 * cpu / ran:.0f}% of one CPU)" if cpu is not None else ""))
         if end[0] > warm[0] + FD_TOLERANCE:

@@ -24,19 +24,40 @@ def admin_get(port, path):
         c.close()
 
 
-def open_connections(admin_port):
+def gauge(admin_port, name):
+    """A /metrics gauge summed over the workers; None if /metrics has none."""
     r = admin_get(admin_port, "/metrics")
     if r.status != 200:
         raise Wrong(f"/metrics answered {r.status}")
-    total = 0
-    seen = False
+    total = None
     for ln in r.body.decode("latin-1").splitlines():
-        if ln.startswith("hello_connections_open{") or ln.startswith("hello_connections_open "):
-            total += int(float(ln.rsplit(None, 1)[1]))
-            seen = True
-    if not seen:
+        if ln.startswith(name + "{") or ln.startswith(name + " "):
+            total = (total or 0) + int(float(ln.rsplit(None, 1)[1]))
+    return total
+
+
+def open_connections(admin_port):
+    total = gauge(admin_port, "hello_connections_open")
+    if total is None:
         raise Wrong("/metrics has no hello_connections_open")
     return total
+
+
+def websocket_open(admin_port, failures, when):
+    """hello_websocket_connections_open once no connection is open: 0
+    expected (within 2 s); None if /metrics has none."""
+    end = time.monotonic() + 2.0
+    while True:
+        try:
+            n = gauge(admin_port, "hello_websocket_connections_open")
+        except (Lost, Wrong, OSError) as e:
+            n = f"unread ({e})"
+        if n is None or n == 0:
+            return n
+        if time.monotonic() > end:
+            failures.append(f"{when}: hello_websocket_connections_open is {n} with no connection open")
+            return n
+        time.sleep(0.1)
 
 
 def cpu_seconds(pid):
@@ -84,7 +105,7 @@ class Sampler(threading.Thread):
 def quiesce(ctl, proc, admin_port, failures, when):
     """Clients close and park; waits for the server to have no connection.
 
-    Returns (fds, rss KiB, seconds it took) or None."""
+    Returns (fds, rss KiB, seconds it took, WebSocket connections open) or None."""
     t = time.monotonic()
     ctl.set("pause")
     if not ctl.wait_parked(QUIESCE_CLIENTS_S):
@@ -107,12 +128,13 @@ def quiesce(ctl, proc, admin_port, failures, when):
                             f"{QUIESCE_SERVER_S:g} s after the clients had closed theirs")
             return None
         time.sleep(0.1)
+    ws_open = websocket_open(admin_port, failures, when)
     # Our own admin connection may take a moment to go: the fewest of a few.
     fds = []
     for _ in range(5):
         time.sleep(0.1)
         fds.append(fd_count(proc.pid))
-    return min(f for f in fds if f is not None), rss_kib(proc.pid), time.monotonic() - t
+    return min(f for f in fds if f is not None), rss_kib(proc.pid), time.monotonic() - t, ws_open
 
 
 def start_server(args, tmp):

@@ -48,6 +48,26 @@ KINDS = [
     ("slowloris", 1, 0.0),    # 3 connections, a byte a second each
     ("oversized", 1, 4.0),
 ]
+# The WebSocket kinds (scripts/soaklib/ws_clients.py), where the persona
+# has an echo path.
+WS_KINDS = [
+    ("ws-echo", 1, 40.0),     # bursts of 1 to 4 messages
+    ("ws-frag", 1, 20.0),
+    ("ws-deflate", 1, 20.0),
+    ("ws-ping", 1, 40.0),     # bursts of 1 or 3 pings
+    ("ws-abort", 1, 4.0),     # connections
+    ("ws-close", 1, 10.0),    # connections
+]
+# Each persona's WebSocket echo path and largest message (servers/*.cc).
+WEBSOCKET = {
+    "sanic": ("/feed", 1 << 20),
+    "tornado": ("/websocket", 10 << 20),
+    "aiohttp": ("/ws", (4 << 20) - 1),
+    "starlette": ("/ws", 16 << 20),
+    "spring": ("/myHandler", 8192),
+}
+WS_MESSAGE_MAX = 64 << 10   # random message sizes: up to this, or the persona's largest
+WS_CUT_MAX = 1 << 20        # the message whose echo a reset cuts: this, or the largest
 PIPELINE_DEPTH = 16
 SLOWLORIS_CONNECTIONS = 3
 
@@ -56,3 +76,8 @@ def pattern(n):
     reps = n // len(PATTERN) + 1
     return (PATTERN * reps)[:n]
 
+
+
+def kinds(persona):
+    """The kinds of client for a persona: the WebSocket ones too if it has an echo path."""
+    return KINDS + (WS_KINDS if persona in WEBSOCKET else [])
