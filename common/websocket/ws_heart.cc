@@ -36,6 +36,9 @@ void WsHeart::reset() {
   frame_ = {};
   frame_done_ = 0;
   stalled_since_us_ = 0;
+  next_ping_us_ = 0;
+  pong_due_us_ = 0;
+  pings_ = 0;
   utf8_.reset();
   message_.clear();
   deflate_.reset();
@@ -60,7 +63,7 @@ void WsHeart::release() {
   deflate_.reset();
 }
 
-uint64_t WsHeart::now_us() {
+uint64_t WsHeart::steady_us() {
   using namespace std::chrono;
   return static_cast<uint64_t>(
       duration_cast<microseconds>(steady_clock::now().time_since_epoch()).count());
@@ -86,6 +89,11 @@ Fed WsHeart::upgraded(const Upgrade& u, std::string& out) {
   // The 101 and the echoes are counted as WebSocket traffic, not requests.
   Fed fed;
   fed.consumed = 0;
+  if (uint16_t every = table_.persona().ping_interval_s; every > 0) {
+    uint64_t now = clock_();
+    next_ping_us_ = now + uint64_t{every} * 1'000'000;
+    fed.wake_us = wake_after(now);
+  }
   return fed;
 }
 
@@ -131,11 +139,50 @@ Fed WsHeart::feed(const char* data, size_t len, std::string& out) {
     fed.clean_end = client_closed_ && p == end;
     return fed;
   }
-  if (in_frame_ || header_length_ > 0 || in_message()) {
-    stalled_since_us_ = now_us();
-    fed.wake_us = kStallUs;
+  bool partial = in_frame_ || header_length_ > 0 || in_message();
+  if (partial || next_ping_us_ != 0) {
+    uint64_t now = clock_();
+    if (partial) stalled_since_us_ = now;
+    fed.wake_us = wake_after(now);
   }
   return fed;
+}
+
+bool WsHeart::partial() const {
+  return in_frame_ || header_length_ > 0 || in_message();
+}
+
+// How long until the next thing the heart must do on its own: a stalled
+// message's end, a ping due, a pong overdue.
+uint64_t WsHeart::wake_after(uint64_t now) const {
+  uint64_t at = Fed::kNever;
+  if (partial()) at = stalled_since_us_ + kStallUs;
+  if (pong_due_us_ != 0)
+    at = std::min(at, pong_due_us_);
+  else if (next_ping_us_ != 0)
+    at = std::min(at, next_ping_us_);
+  return at == Fed::kNever ? at : at > now ? at - now : 0;
+}
+
+// The persona's pings (Sanic's: every 20 s, 1011 if no pong within 20 s,
+// as websockets' keepalive does): one is sent when due; its pong must come
+// back before the timeout.
+bool WsHeart::keep_alive(std::string& out, uint64_t now) {
+  const WebSocketPersona& ws = table_.persona();
+  if (pong_due_us_ != 0 && now >= pong_due_us_)
+    return fail(out, kWsInternalError, "keepalive ping timeout");
+  if (pong_due_us_ == 0 && next_ping_us_ != 0 && now >= next_ping_us_) {
+    // websockets sends 4 random bytes; a count serves as well and is the
+    // same from run to run.
+    ++pings_;
+    char payload[4] = {static_cast<char>(pings_ >> 24), static_cast<char>(pings_ >> 16),
+                       static_cast<char>(pings_ >> 8), static_cast<char>(pings_)};
+    append_ws_header(out, kPing, sizeof payload);
+    out.append(payload, sizeof payload);
+    pong_due_us_ = now + uint64_t{ws.ping_timeout_s} * 1'000'000;
+    next_ping_us_ = now + uint64_t{ws.ping_interval_s} * 1'000'000;
+  }
+  return true;
 }
 
 Fed WsHeart::resume(std::string& out) {
@@ -145,14 +192,17 @@ Fed WsHeart::resume(std::string& out) {
     fed.next = Fed::Next::close;
     return fed;
   }
-  if (!in_frame_ && header_length_ == 0 && !in_message()) return fed;
-  uint64_t waited = now_us() - stalled_since_us_;
-  if (waited >= kStallUs) {
+  uint64_t now = clock_();
+  if (partial() && now - stalled_since_us_ >= kStallUs) {
     fail(out, kWsPolicy, "message timed out");
     fed.next = Fed::Next::close;
     return fed;
   }
-  fed.wake_us = kStallUs - waited;
+  if (state_ == State::open && !keep_alive(out, now)) {
+    fed.next = Fed::Next::close;
+    return fed;
+  }
+  fed.wake_us = wake_after(now);
   return fed;
 }
 
@@ -285,7 +335,14 @@ bool WsHeart::end_control(std::string& out) {
     if (state_ == State::open) echo(out, kPong, payload, n);
     return true;
   }
-  if (frame_.opcode == kPong) return true;  // unsolicited or not: nothing to do
+  if (frame_.opcode == kPong) {
+    // The answer to our ping, if it is one; any other is unsolicited.
+    if (pong_due_us_ != 0 && n == 4 &&
+        static_cast<uint32_t>(control_[0] << 24 | control_[1] << 16 | control_[2] << 8 |
+                              control_[3]) == pings_)
+      pong_due_us_ = 0;
+    return true;
+  }
   // Close (section 5.5.1): a code of 2 bytes, then a UTF-8 reason.
   uint16_t code = 0;
   if (n == 1) return fail(out, kWsProtocolError, "close frame of 1 byte");

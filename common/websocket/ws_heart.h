@@ -7,9 +7,10 @@
 // fragments, is gathered in `message_` until it ends.
 //
 // It is kept for the connection's life and keeps its own time: a message
-// begun and not finished within kStallUs ends the connection (1008), and
-// after its goodbye (1001 on a graceful stop) it waits for the client's
-// close as the connection drains.
+// begun and not finished within kStallUs ends the connection (1008), the
+// persona's pings go out when due (Sanic's), and after its goodbye (1001
+// on a graceful stop) it waits for the client's close as the connection
+// drains.
 #pragma once
 
 #include <cstddef>
@@ -50,6 +51,9 @@ class WsHeart final : public Heart {
   void goodbye(std::string& out) override;
   Fed upgraded(const Upgrade& u, std::string& out) override;
   void refuse(std::string& out) override { (void)out; }
+  // The clock the heart's deadlines read (microseconds, monotonic); tests
+  // give one of their own.
+  void set_clock(uint64_t (*clock)()) { clock_ = clock; }
 
  private:
   enum class State : uint8_t {
@@ -77,10 +81,15 @@ class WsHeart final : public Heart {
   bool fail(std::string& out, uint16_t code, std::string_view reason = {});
   void send_close(std::string& out, uint16_t code, std::string_view reason);
   bool in_message() const { return message_opcode_ != 0; }
-  static uint64_t now_us();
+  bool partial() const;
+  uint64_t wake_after(uint64_t now) const;
+  // Sends the persona's ping when due; false (closed, 1011) when a pong is overdue.
+  bool keep_alive(std::string& out, uint64_t now);
+  static uint64_t steady_us();
 
   const WsTable& table_;
   Accounting& sink_;
+  uint64_t (*clock_)() = steady_us;
   State state_ = State::closed;
   uint8_t header_length_ = 0;   // bytes of a header split between reads, in header_
   bool in_frame_ = false;       // a frame's payload is being read
@@ -93,6 +102,11 @@ class WsHeart final : public Heart {
   WsFrameHeader frame_;
   uint64_t frame_done_ = 0;  // payload bytes of frame_ read
   uint64_t stalled_since_us_ = 0;
+  // The persona's pings (WebSocketPersona::ping_interval_s): when the next
+  // is due, and until when the last one's pong may come (0: none awaited).
+  uint64_t next_ping_us_ = 0;
+  uint64_t pong_due_us_ = 0;
+  uint32_t pings_ = 0;
   Utf8Check utf8_;
   uint8_t header_[kWsMaxHeader];
   uint8_t control_[kWsMaxControl];
