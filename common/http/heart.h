@@ -1,9 +1,10 @@
 // The socket-free heart of a connection: request bytes in, response bytes
 // out, and a decision about what happens next. It knows nothing of libuv;
 // the connection carries out what it decides, so unit tests and the fuzzer
-// drive it directly. Three hearts exist: Session (HTTP/1 through llhttp),
-// FloorSession (hello-floor's CRLF CRLF counter) and H2Heart (HTTP/2
-// through nghttp2, whose streams are answered each on its own).
+// drive it directly. Four hearts exist: Session (HTTP/1 through llhttp),
+// FloorSession (hello-floor's CRLF CRLF counter), H2Heart (HTTP/2, whose
+// streams are answered each on its own) and WsHeart (a WebSocket after an
+// HTTP/1 upgrade, docs/websocket.md).
 //
 // The connection never asks which heart it drives: whatever differs
 // between protocols is in this contract (docs/architecture.md, "The heart
@@ -30,8 +31,10 @@ struct BodySource {
 };
 
 // An HTTP/1.1 request that switches its connection to HTTP/2 (Upgrade:
-// h2c, RFC 7540 section 3.2; docs/http2.md): what the HTTP/2 heart needs
-// to answer it as stream 1. Valid until the heart that made it is reset.
+// h2c, RFC 7540 section 3.2; docs/http2.md), what the HTTP/2 heart needs
+// to answer it as stream 1, or to a WebSocket (RFC 6455; docs/websocket.md),
+// what the WebSocket heart needs for its 101. Valid until the heart that
+// made it is reset.
 struct Upgrade {
   // What the request switches to: HTTP/2 (Upgrade: h2c) or a WebSocket
   // (RFC 6455, docs/websocket.md).

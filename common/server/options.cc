@@ -385,7 +385,10 @@ std::unique_ptr<CLI::App> make_app(const Persona& persona, Options& opt) {
   opt.name = fmt::format("hello-{}", persona.name);
   opt.port = persona.port;
   opt.keep_alive_timeout = persona.keep_alive_timeout;
-  auto app = std::make_unique<CLI::App>(fmt::format("{}: {}", opt.name, persona.summary), opt.name);
+  std::string about = fmt::format("{}: {}", opt.name, persona.summary);
+  if (!persona.websocket.path.empty())
+    about += fmt::format("; a WebSocket echo at {} (docs/websocket.md)", persona.websocket.path);
+  auto app = std::make_unique<CLI::App>(about, opt.name);
   auto help = std::make_shared<HelpFormatter>();
   describe_defaults(*help);
   app->formatter(help);
