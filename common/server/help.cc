@@ -72,7 +72,16 @@ std::string HelpFormatter::option_block(const CLI::Option& o) const {
 }
 
 std::string HelpFormatter::make_help(const CLI::App* app, std::string, CLI::AppFormatMode) const {
-  std::string out = wrap(app->get_description(), 0);
+  // The description's lines are wrapped each on its own (the persona's
+  // line, then its WebSocket path where it has one).
+  std::string out;
+  const std::string description = app->get_description();
+  std::string_view about = description;
+  while (!about.empty()) {
+    size_t eol = about.find('\n');
+    out += wrap(std::string(about.substr(0, eol)), 0);
+    about.remove_prefix(eol == std::string_view::npos ? about.size() : eol + 1);
+  }
   out += fmt::format("\nUsage: {} [OPTIONS]\n", app->get_name());
   // The sections in the order their first option was added; help and
   // version, added first by CLI11, last.

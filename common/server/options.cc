@@ -387,7 +387,7 @@ std::unique_ptr<CLI::App> make_app(const Persona& persona, Options& opt) {
   opt.keep_alive_timeout = persona.keep_alive_timeout;
   std::string about = fmt::format("{}: {}", opt.name, persona.summary);
   if (!persona.websocket.path.empty())
-    about += fmt::format("; a WebSocket echo at {} (docs/websocket.md)", persona.websocket.path);
+    about += fmt::format("\nWebSocket: an echo at {} (docs/websocket.md).", persona.websocket.path);
   auto app = std::make_unique<CLI::App>(about, opt.name);
   auto help = std::make_shared<HelpFormatter>();
   describe_defaults(*help);
