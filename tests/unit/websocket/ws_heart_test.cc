@@ -64,6 +64,7 @@ class WsHeartTest : public ::testing::Test {
     EXPECT_EQ(frames.back().opcode, test::kWsCloseFrame);
     EXPECT_EQ(frames.back().code(), code) << frames.back().reason();
     EXPECT_EQ(fed_.next, Fed::Next::close);
+    EXPECT_FALSE(fed_.clean_end) << "a failure may leave the client's bytes unread";
     EXPECT_FALSE(heart_.live());
   }
 
