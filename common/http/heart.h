@@ -21,6 +21,8 @@
 
 namespace hello {
 
+struct Shape;
+
 // Body bytes sent by reference after a feed()'s or resume()'s output,
 // never copied: byte i is base[i % period]. Valid until the heart is next
 // fed, resumed or reset.
@@ -48,6 +50,9 @@ struct Upgrade {
   // was agreed, and the request target for the log.
   std::string_view ws_key;
   bool ws_deflate = false;
+  // With --shape, the upgrade's own shaping parameters (delay and size
+  // apply to every message), parsed; null: none.
+  const Shape* ws_shape = nullptr;
   std::string_view target;
 };
 

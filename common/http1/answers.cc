@@ -235,8 +235,24 @@ void Session::fail(std::string& out, int status, bool malformed) {
   const WsTable& ws = *table_.websocket();
   WsVerdict verdict = judge_ws_handshake(ws.persona(), ws_fields());
   const llhttp_t& p = parser();
+  bool shaped = false;
+  if (verdict.upgrade && shape_requests_ && (request_.shape.length > 0 || request_.shape.overflow))
+      [[unlikely]] {
+    // The upgrade's shaping parameters shape its messages; wrong ones get
+    // the 400 any request gets for them.
+    const llhttp_t& q = parser();
+    Variant v = variant_of(q.http_minor == 1, true);
+    if (!parse_ws_shape(table_, shape_text(), request_.shape.length, request_.shape.overflow,
+                        shape_, answer_)) {
+      answer_with(out, table_.bad_request(v), answer_.reason(), false,
+                  Answered::Shaping::bad_parameters);
+      return after_answer(!(q.flags & F_CONNECTION_CLOSE));
+    }
+    shaped = shape_.any();
+  }
   if (verdict.upgrade) {
     upgrade_ = {};
+    if (shaped) upgrade_.ws_shape = &shape_;
     upgrade_.to = Upgrade::To::websocket;
     std::string_view key = ws_fields().key;
     while (!key.empty() && (key.front() == ' ' || key.front() == '\t')) key.remove_prefix(1);

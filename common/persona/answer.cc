@@ -31,6 +31,19 @@ bool parse_request_shape(const ResponseTable& table, const AnswerFacts& facts, S
 
 }  // namespace
 
+bool parse_ws_shape(const ResponseTable& table, char* text, size_t length, bool overflow,
+                    Shape& shape, Answer& answer) {
+  AnswerFacts facts;
+  facts.shape_text = text;
+  facts.shape_length = length;
+  facts.shape_overflow = overflow;
+  return parse_request_shape(table, facts, shape, answer);
+}
+
+Decision decide_ws_message(Dice& dice, const Shape& shape) {
+  return dice.decide(shape);
+}
+
 void decide_answer(const ResponseTable& table, Dice* dice, const AnswerFacts& facts, Shape& parsed,
                    Answer& answer) {
   int route = facts.route;

@@ -60,6 +60,15 @@ struct Answer {
 void decide_answer(const ResponseTable& table, Dice* dice, const AnswerFacts& facts, Shape& parsed,
                    Answer& answer);
 
+// A WebSocket's shaping (docs/websocket.md): the upgrade request's shaping
+// text (a copy the caller keeps as long as `shape`), parsed once for the
+// connection; false with the 400's body in `answer` if it asks for
+// something wrong. Only `delay` and `size` apply to its messages.
+bool parse_ws_shape(const ResponseTable& table, char* text, size_t length, bool overflow,
+                    Shape& shape, Answer& answer);
+// What one message's echo gets: one draw of `dice` per parameter.
+Decision decide_ws_message(Dice& dice, const Shape& shape);
+
 // What a shaped answer sends, made when it is due.
 struct ShapedAnswer {
   enum class Kind : uint8_t {

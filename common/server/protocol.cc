@@ -39,7 +39,7 @@ std::unique_ptr<Heart> make_heart(Protocol protocol, const ResponseTable& table,
       return std::make_unique<H2Heart>(table, *h2, accounting);
     case Protocol::websocket:
       HELLO_CHECK(table.websocket() != nullptr);
-      return std::make_unique<WsHeart>(*table.websocket(), accounting);
+      return std::make_unique<WsHeart>(*table.websocket(), accounting, dice);
     case Protocol::http1:
       break;
   }

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "persona/answer.h"
 #include "websocket/ws_handshake.h"
 
 namespace hello {
@@ -18,8 +19,8 @@ constexpr uint8_t kPong = static_cast<uint8_t>(WsOpcode::pong);
 
 }  // namespace
 
-WsHeart::WsHeart(const WsTable& table, Accounting& sink)
-    : Heart(kTraits), table_(table), sink_(sink) {
+WsHeart::WsHeart(const WsTable& table, Accounting& sink, Dice* dice)
+    : Heart(kTraits), table_(table), sink_(sink), dice_(dice) {
   reset();
 }
 
@@ -43,6 +44,7 @@ void WsHeart::reset() {
   message_.clear();
   deflate_.reset();
   compressed_ = false;
+  shaping_.reset();
 }
 
 void WsHeart::release() {
@@ -75,6 +77,11 @@ Fed WsHeart::upgraded(const Upgrade& u, std::string& out) {
   // With permessage-deflate the streams are made now and kept: context
   // takeover needs each direction's window from message to message.
   if (u.ws_deflate) deflate_ = std::make_unique<WsDeflate>();
+  if (u.ws_shape != nullptr && dice_ != nullptr) {
+    shaping_ = std::make_unique<WsShaping>();
+    shaping_->shape = *u.ws_shape;
+    shaping_->shape.header_count = 0;  // headers mean nothing here, and point into the request
+  }
   bytes_out_ = 0;
   if (sink_.logs()) [[unlikely]] {
     log_target_.assign(u.target);
@@ -111,7 +118,7 @@ Fed WsHeart::feed(const char* data, size_t len, std::string& out) {
       frame_done_ = 0;
       bool data_frame = !ws_is_control(frame_.opcode);
       // The common message: one frame, whole in this read, no compression.
-      if (data_frame && frame_.fin && !in_message() && deflate_ == nullptr &&
+      if (data_frame && frame_.fin && !in_message() && deflate_ == nullptr && shaping_ == nullptr &&
           static_cast<uint64_t>(end - p) >= frame_.length) {
         if (!echo_whole(p, out)) break;
         p += frame_.length;
@@ -140,7 +147,7 @@ Fed WsHeart::feed(const char* data, size_t len, std::string& out) {
     return fed;
   }
   bool partial = in_frame_ || header_length_ > 0 || in_message();
-  if (partial || next_ping_us_ != 0) {
+  if (partial || next_ping_us_ != 0 || shaping_ != nullptr) {
     uint64_t now = clock_();
     if (partial) stalled_since_us_ = now;
     fed.wake_us = wake_after(now);
@@ -161,6 +168,7 @@ uint64_t WsHeart::wake_after(uint64_t now) const {
     at = std::min(at, pong_due_us_);
   else if (next_ping_us_ != 0)
     at = std::min(at, next_ping_us_);
+  if (shaping_ != nullptr && !shaping_->due.empty()) at = std::min(at, shaping_->due.front().first);
   return at == Fed::kNever ? at : at > now ? at - now : 0;
 }
 
@@ -202,12 +210,14 @@ Fed WsHeart::resume(std::string& out) {
     fed.next = Fed::Next::close;
     return fed;
   }
+  if (state_ == State::open && shaping_ != nullptr) shaping_->release(out, now, false);
   fed.wake_us = wake_after(now);
   return fed;
 }
 
 void WsHeart::goodbye(std::string& out) {
   if (state_ != State::open) return;
+  if (shaping_ != nullptr) shaping_->release(out, 0, true);  // the echoes owed, then the close
   send_close(out, table_.persona().going_away, {});
   state_ = State::closing;
 }
@@ -315,9 +325,7 @@ bool WsHeart::end_frame(std::string& out) {
   if (message_opcode_ == kText && !utf8_.complete())
     return fail(out, kWsInvalidData, "invalid UTF-8");
   if (state_ == State::open) {
-    echo(out, message_opcode_, message_.data(), message_.size());
-    sink_.ws_echoed(message_.size(), message_.size());
-    bytes_out_ += message_.size();
+    answer(out, message_opcode_, message_.data(), message_.size());
   }
   message_opcode_ = 0;
   if (message_.capacity() > kKeptMessage)
@@ -355,7 +363,9 @@ bool WsHeart::end_control(std::string& out) {
   }
   sink_.ws_close_received();
   client_closed_ = true;
-  // The client began the close: echo its code, as every framework here does.
+  // The client began the close: echo its code, as every framework here
+  // does, after the echoes still owed to it.
+  if (state_ == State::open && shaping_ != nullptr) shaping_->release(out, 0, true);
   if (state_ == State::open) send_close(out, code, {});
   state_ = State::closed;
   return true;
@@ -378,14 +388,45 @@ bool WsHeart::end_compressed(std::string& out) {
   if (state_ == State::open) {
     // The echo compresses what came in inflated; message_ holds it meanwhile.
     message_.swap(scratch_);
-    echo(out, message_opcode_, message_.data(), message_.size());
-    sink_.ws_echoed(message_.size(), message_.size());
-    bytes_out_ += message_.size();
+    answer(out, message_opcode_, message_.data(), message_.size());
   }
   message_opcode_ = 0;
   compressed_ = false;
   if (message_.capacity() > kKeptMessage) std::string().swap(message_);
   return true;
+}
+
+void WsHeart::answer(std::string& out, uint8_t opcode, const char* data, uint64_t length) {
+  uint64_t in = length;
+  if (shaping_ != nullptr) {
+    Decision d = decide_ws_message(*dice_, shaping_->shape);
+    if (d.sized) {
+      // `size`: a message of that many bytes of the shared pattern (ASCII,
+      // so valid text too).
+      std::string& sized = shaping_->sized;
+      sized.clear();
+      for (uint64_t left = d.size; left > 0;) {
+        size_t n = static_cast<size_t>(std::min<uint64_t>(left, kPatternBytes));
+        sized.append(pattern_bytes(), n);
+        left -= n;
+      }
+      data = sized.data();
+      length = sized.size();
+    }
+    if (d.delay_us > 0 || !shaping_->due.empty()) {
+      // Delayed, or behind one that is: framed now, sent when due.
+      echo(shaping_->waiting, opcode, data, length);
+      uint64_t due = std::max(clock_() + d.delay_us, shaping_->last_due_us);
+      shaping_->last_due_us = due;
+      shaping_->due.emplace_back(due, shaping_->waiting.size());
+      sink_.ws_echoed(in, length);
+      bytes_out_ += length;
+      return;
+    }
+  }
+  echo(out, opcode, data, length);
+  sink_.ws_echoed(in, length);
+  bytes_out_ += length;
 }
 
 void WsHeart::echo(std::string& out, uint8_t opcode, const char* data, uint64_t length) {

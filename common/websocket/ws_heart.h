@@ -22,15 +22,18 @@
 #include "http/heart.h"
 #include "observe/accounting.h"
 #include "persona/ws_table.h"
+#include "shaping/shape.h"
 #include "websocket/utf8_check.h"
 #include "websocket/ws_deflate.h"
 #include "websocket/ws_frame.h"
+#include "websocket/ws_shaping.h"
 
 namespace hello {
 
 class WsHeart final : public Heart {
  public:
-  WsHeart(const WsTable& table, Accounting& sink);
+  // `dice` decides a shaped connection's echoes (with --shape).
+  WsHeart(const WsTable& table, Accounting& sink, Dice* dice = nullptr);
 
   static constexpr HeartTraits kTraits = {.kept = true, .keeps_time = true};
   // A message begun must go on within this long (no byte of it for 30 s
@@ -75,6 +78,8 @@ class WsHeart final : public Heart {
   bool end_frame(std::string& out);
   bool end_control(std::string& out);
   void echo(std::string& out, uint8_t opcode, const char* data, uint64_t length);
+  // A whole message's echo: at once, or shaped (its size, its delay).
+  void answer(std::string& out, uint8_t opcode, const char* data, uint64_t length);
   // A compressed message has ended: inflated, checked and echoed.
   bool end_compressed(std::string& out);
   // Sends a close frame with `code` and `reason`; state closed.
@@ -89,6 +94,7 @@ class WsHeart final : public Heart {
 
   const WsTable& table_;
   Accounting& sink_;
+  Dice* dice_;
   uint64_t (*clock_)() = steady_us;
   State state_ = State::closed;
   uint8_t header_length_ = 0;   // bytes of a header split between reads, in header_
@@ -122,6 +128,7 @@ class WsHeart final : public Heart {
   uint64_t bytes_out_ = 0;
   bool compressed_ = false;
   std::string scratch_;
+  std::unique_ptr<WsShaping> shaping_;  // with --shape and parameters on the upgrade
 };
 
 }  // namespace hello

@@ -104,3 +104,89 @@ TEST_F(WsPingTest, AStalledMessageEndsWith1008) {
 
 }  // namespace
 }  // namespace hello
+
+namespace hello {
+namespace {
+
+// --shape on the upgrade (docs/websocket.md): `delay` holds every echo,
+// in order; `size` answers each message with that many pattern bytes.
+constexpr WebSocketPersona kQuiet{
+    .path = "/ws",
+    .switching = "HTTP/1.1 101 Switching Protocols\r\nSec-WebSocket-Accept: {accept}\r\n"
+                 "{extensions}\r\n",
+};
+
+class WsShapeTest : public ::testing::Test {
+ protected:
+  WsShapeTest() : table_(kQuiet), heart_(table_, sink_, &dice_) {
+    fake_now = 5'000'000;
+    heart_.set_clock(fake_clock);
+  }
+  void upgrade(std::string text) {
+    text_ = std::move(text);
+    ShapeError error;
+    ASSERT_TRUE(parse_shape(text_.data(), text_.size(), {}, shape_, error)) << error.view();
+    Upgrade u;
+    u.ws_key = "dGhlIHNhbXBsZSBub25jZQ==";
+    u.ws_shape = &shape_;
+    std::string out;
+    heart_.upgraded(u, out);
+  }
+  std::vector<WsFrame> feed(const std::string& in) {
+    std::string out;
+    fed_ = heart_.feed(in.data(), in.size(), out);
+    return server_frames(out);
+  }
+  std::vector<WsFrame> resume_after(uint64_t us) {
+    fake_now += us;
+    std::string out;
+    fed_ = heart_.resume(out);
+    return server_frames(out);
+  }
+
+  WsTable table_;
+  WorkerStats stats_;
+  Accounting sink_{stats_};
+  Dice dice_{1};
+  WsHeart heart_;
+  std::string text_;
+  Shape shape_;
+  Fed fed_;
+};
+
+TEST_F(WsShapeTest, ADelayHoldsEveryEchoInOrder) {
+  upgrade("delay=50ms");
+  EXPECT_TRUE(feed(client_frame(1, "one") + client_frame(1, "two")).empty());
+  EXPECT_EQ(fed_.wake_us, 50'000u);
+  EXPECT_TRUE(resume_after(49'000).empty());
+  std::vector<WsFrame> frames = resume_after(1'000);
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_EQ(frames[0].payload, "one");
+  EXPECT_EQ(frames[1].payload, "two");
+  EXPECT_EQ(fed_.wake_us, Fed::kNever) << "nothing left to wait for";
+}
+
+TEST_F(WsShapeTest, APingIsAnsweredAtOnceAndACloseAfterTheEchoesOwed) {
+  upgrade("delay=1s");
+  std::vector<WsFrame> frames = feed(client_frame(1, "late") + client_frame(9, "now"));
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].opcode, test::kWsPongFrame);
+  frames = feed(client_frame(8, test::close_payload(1000)));
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_EQ(frames[0].payload, "late");
+  EXPECT_EQ(frames[1].code(), 1000);
+}
+
+TEST_F(WsShapeTest, SizeAnswersWithThatManyPatternBytes) {
+  upgrade("size=70000");
+  std::vector<WsFrame> frames = feed(client_frame(1, "x"));
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].opcode, test::kWsTextFrame);
+  ASSERT_EQ(frames[0].payload.size(), 70000u);
+  EXPECT_EQ(frames[0].payload.substr(0, 10), "0123456789");
+  EXPECT_EQ(stats_.ws_bytes_out.get(), 70000u);
+  EXPECT_EQ(stats_.ws_bytes_in.get(), 1u);
+}
+
+}  // namespace
+}  // namespace hello
