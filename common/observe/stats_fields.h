@@ -158,11 +158,11 @@ enum class StatsShown : uint8_t {
   HELLO_H2_FLOOD(X, priority, "PRIORITY")                                                      \
   HELLO_H2_FLOOD(X, empty_data, "empty-DATA")                                                  \
   HELLO_H2_FLOOD(X, refused_headers, "refused-headers")                                        \
-  /* WebSocket (docs/websocket.md): upgrades, open now (a gauge), messages and payload     \
-     bytes each way, close frames received and sent (by code). */                            \
+  /* WebSocket (docs/websocket.md): upgrades, open now (a gauge), messages and payload         \
+     bytes each way, close frames received and sent (by code). */                              \
   X(ws_upgraded, "websocket", "upgraded", "{} WebSocket upgrades", if_nonzero,                 \
     "hello_websocket_upgrades_total", "")                                                      \
-  X(ws_open, "websocket", "open", "", live_only,                                               \
+  X(ws_open, "websocket", "connections_open", "", json_only,                                   \
     "hello_websocket_connections_open", "")                                                    \
   X(ws_messages_in, "websocket", "messages_in", "{} WebSocket messages", if_nonzero,           \
     "hello_websocket_messages_total", "direction=\"in\"")                                      \
