@@ -55,8 +55,8 @@ WsDeflate::Inflated WsDeflate::inflate(std::string_view in, size_t limit, std::s
       }
       if (rc != Z_OK && rc != Z_BUF_ERROR) return Inflated::corrupt;
       if (inflater_.avail_in == 0 && inflater_.avail_out != 0) break;
-      if (rc == Z_BUF_ERROR && inflater_.avail_in == before && inflater_.avail_out != 0)
-        return Inflated::corrupt;  // no progress
+      if (inflater_.avail_in == before && inflater_.avail_out == room)
+        return Inflated::corrupt;  // no progress: nothing read, nothing made
     }
   }
   return Inflated::ok;
