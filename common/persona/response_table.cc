@@ -124,6 +124,15 @@ ResponseTable::ResponseTable(const Persona& persona, const TableOptions& options
                                                           : persona.keep_alive_timeout) {
   const std::vector<FileRoute> none;
   const std::vector<FileRoute>& file = options.routes != nullptr ? *options.routes : none;
+  // A file's WebSocket echoes are the WebSocket table's paths, not HTTP routes.
+  std::vector<FileRoute> http_file;
+  std::vector<std::string> ws_paths;
+  for (const FileRoute& f : file) {
+    if (f.kind == FileRoute::Kind::websocket)
+      ws_paths.push_back(f.path);
+    else
+      http_file.push_back(f);
+  }
   auto in_file = [&](int method, std::string_view path) {
     return std::any_of(file.begin(), file.end(),
                        [&](const FileRoute& f) { return f.method == method && f.path == path; });
@@ -140,7 +149,7 @@ ResponseTable::ResponseTable(const Persona& persona, const TableOptions& options
     }
   }
   size_t first_file = routes_.size();
-  for (const FileRoute& f : file) {
+  for (const FileRoute& f : http_file) {
     std::string extra;
     for (const auto& [name, value] : f.headers) extra += fmt::format("{}: {}\r\n", name, value);
     bool echo = f.kind == FileRoute::Kind::echo;
@@ -161,10 +170,11 @@ ResponseTable::ResponseTable(const Persona& persona, const TableOptions& options
   // connection stays usable, so this 400 follows the keep-alive rules.
   add(persona, 400, Body{"text/plain; charset=utf-8", {}}, Kind::dynamic, bad_request_);
   route_count_ = static_cast<uint32_t>(routes_.size());
-  prepare_shaping(persona, options, file);
+  prepare_shaping(persona, options, http_file);
   waits_or_shapes_ = shaping_;
   for (const RouteKey& r : routes_) waits_or_shapes_ |= r.delay_us > 0;
-  if (!persona.websocket.path.empty()) ws_ = std::make_unique<WsTable>(persona.websocket);
+  if (!persona.websocket.path.empty())
+    ws_ = std::make_unique<WsTable>(persona.websocket, std::move(ws_paths));
   set_date(time(nullptr));
 }
 

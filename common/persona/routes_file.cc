@@ -297,9 +297,9 @@ class Loader {
         if (!parse_shape(text.data(), text.size(), shape_limits_, shape, shape_error))
           return fail(at, fmt::format("bad \"shape\": {}", shape_error.view()));
       } else if (key == "echo") {
-        if (value.get_string().get(s) != simdjson::SUCCESS || s != "json")
-          return fail(at, "\"echo\" must be \"json\"");
-        route.kind = FileRoute::Kind::echo;
+        if (value.get_string().get(s) != simdjson::SUCCESS || (s != "json" && s != "websocket"))
+          return fail(at, "\"echo\" must be \"json\" or \"websocket\"");
+        route.kind = s == "json" ? FileRoute::Kind::echo : FileRoute::Kind::websocket;
         ++contents;
       } else {
         return fail(at, fmt::format("unknown key \"{}\" in routes[{}] (known: method, path, "
@@ -314,6 +314,12 @@ class Loader {
       return fail(
           where,
           fmt::format("routes[{}] needs exactly one of \"body\", \"json\" and \"echo\"", index));
+    if (route.kind == FileRoute::Kind::websocket &&
+        (route.method != HTTP_GET || has("status") || has("headers") || has("delay") ||
+         has("shape")))
+      return fail(where, fmt::format("routes[{}]: a WebSocket echo is a GET with no status, "
+                                     "headers, delay or shape",
+                                     index));
     if (route.kind == FileRoute::Kind::echo && route.method != HTTP_POST &&
         route.method != HTTP_PUT && route.method != HTTP_PATCH)
       return fail(where,

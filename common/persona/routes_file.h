@@ -14,7 +14,9 @@
 namespace hello {
 
 struct FileRoute {
-  enum class Kind { body, json, echo };
+  // echo: "echo": "json"; websocket: "echo": "websocket", a WebSocket
+  // echo at the path, as the persona's own (docs/websocket.md).
+  enum class Kind { body, json, echo, websocket };
 
   int method = 0;  // an llhttp_method_t
   std::string path;

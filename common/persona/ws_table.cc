@@ -1,6 +1,7 @@
 #include "persona/ws_table.h"
 
 #include <cstring>
+#include <utility>
 
 #include "base/check.h"
 #include "http/http_date.h"
@@ -45,7 +46,8 @@ void build(WsPrepared& p, std::string_view text) {
 
 }  // namespace
 
-WsTable::WsTable(const WebSocketPersona& ws) : ws_(ws) {
+WsTable::WsTable(const WebSocketPersona& ws, std::vector<std::string> more_paths)
+    : ws_(ws), more_paths_(std::move(more_paths)) {
   build(switching_, ws.switching);
   // Every framework sends the accept value before the extensions line.
   HELLO_CHECK(switching_.accept_offset >= 0 && switching_.accept_offset < switching_.extensions_at);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "persona/websocket.h"
 
@@ -22,10 +23,16 @@ struct WsPrepared {
 
 class WsTable {
  public:
-  explicit WsTable(const WebSocketPersona& ws);
+  // `more_paths`: echo paths of a route file, besides the persona's own.
+  explicit WsTable(const WebSocketPersona& ws, std::vector<std::string> more_paths = {});
 
   const WebSocketPersona& persona() const { return ws_; }
-  bool has_path(std::string_view path) const { return path == ws_.path; }
+  bool has_path(std::string_view path) const {
+    if (path == ws_.path) return true;
+    for (const std::string& p : more_paths_)
+      if (p == path) return true;
+    return false;
+  }
   // The refusal of `kind` in bytes of its own, or null: the persona's own
   // answer of that status.
   const WsPrepared* refusal(WsRefusalKind kind) const {
@@ -40,6 +47,7 @@ class WsTable {
 
  private:
   const WebSocketPersona& ws_;
+  std::vector<std::string> more_paths_;
   WsPrepared switching_;
   WsPrepared refusals_[kWsRefusalKinds];
 };

@@ -328,6 +328,14 @@ bool load_file_routes(const Persona& persona, Options& opt) {
     fmt::print(stderr, "{}: {}: {}\n", opt.name, given_as(opt, "--routes"), error);
     return false;
   }
+  // A WebSocket echo answers as the persona's framework does: only one that speaks it.
+  for (size_t i = 0; i < opt.routes.size(); ++i) {
+    if (opt.routes[i].kind == FileRoute::Kind::websocket && persona.websocket.path.empty()) {
+      fmt::print(stderr, "{}: {}: {}: routes[{}]: this persona's framework speaks no WebSocket\n",
+                 opt.name, given_as(opt, "--routes"), opt.routes_path, i);
+      return false;
+    }
+  }
   opt.table.routes = &opt.routes;
   return true;
 }

@@ -63,8 +63,8 @@ bool read_frames(int fd, int frames, char* buf, size_t size) {
   size_t got = 0;
   size_t at = 0;
   for (int seen = 0; seen < frames;) {
-    while (got - at >= 2 && got - at >= 2 + (static_cast<uint8_t>(buf[at + 1]) & 0x7f)) {
-      at += 2 + (static_cast<uint8_t>(buf[at + 1]) & 0x7f);
+    while (got - at >= 2 && got - at >= 2u + (static_cast<uint8_t>(buf[at + 1]) & 0x7fu)) {
+      at += 2u + (static_cast<uint8_t>(buf[at + 1]) & 0x7fu);
       if (++seen == frames) return at == got;
     }
     if (at > 0) {

@@ -268,3 +268,51 @@ TEST(ResponseTable, KeepAliveOptionOverridesAlwaysClose) {
 
 }  // namespace
 }  // namespace hello
+
+namespace hello {
+namespace {
+
+constexpr Persona kWsTestPersona = [] {
+  Persona p = test::kTestPersona;
+  p.websocket.path = "/ws";
+  p.websocket.switching =
+      "HTTP/1.1 101 \r\nDate: {date}\r\nSec-WebSocket-Accept: {accept}\r\n"
+      "{extensions}\r\n";
+  return p;
+}();
+
+// A route file's WebSocket echoes (docs/websocket.md) are the WebSocket
+// table's paths, not HTTP routes; one at a persona's path replaces its GET.
+TEST(ResponseTable, ARouteFilesWebSocketEchoesAreWebSocketPaths) {
+  std::vector<FileRoute> file(2);
+  file[0].method = HTTP_GET;
+  file[0].path = "/chat";
+  file[0].kind = FileRoute::Kind::websocket;
+  file[1].method = HTTP_GET;
+  file[1].path = "/";
+  file[1].kind = FileRoute::Kind::websocket;
+  TableOptions options;
+  options.routes = &file;
+  ResponseTable t(kWsTestPersona, options);
+  ASSERT_NE(t.websocket(), nullptr);
+  EXPECT_TRUE(t.websocket()->has_path("/ws"));
+  EXPECT_TRUE(t.websocket()->has_path("/chat"));
+  EXPECT_TRUE(t.websocket()->has_path("/"));
+  EXPECT_FALSE(t.websocket()->has_path("/json"));
+  EXPECT_EQ(t.find_route("/chat"), -1);
+  EXPECT_EQ(t.find_route("/"), -1) << "the file's WebSocket echo replaces the persona's GET /";
+  EXPECT_GE(t.find_route("/json"), 0);
+}
+
+TEST(ResponseTable, TheSwitchingAnswerHasTheAcceptAndTheDatePatched) {
+  ResponseTable t(kWsTestPersona, {});
+  std::string out;
+  t.websocket()->append_switching(out, "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=", false);
+  EXPECT_TRUE(out.starts_with("HTTP/1.1 101 \r\nDate: ")) << out;
+  EXPECT_NE(out.find(" GMT\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n"),
+            std::string::npos)
+      << out;
+}
+
+}  // namespace
+}  // namespace hello

@@ -321,3 +321,36 @@ TEST_F(RoutesFileTest, AMissingFileSaysSo) {
 
 }  // namespace
 }  // namespace hello
+
+namespace hello {
+namespace {
+
+// "echo": "websocket" (docs/websocket.md): a GET alone, with nothing that
+// shapes an HTTP answer.
+class WsRoutesFileTest : public RoutesFileTest {};
+
+TEST_F(WsRoutesFileTest, AWebSocketEchoIsAGetRoute) {
+  ASSERT_TRUE(load(R"({"routes": [{"method": "GET", "path": "/chat", "echo": "websocket"}]})"))
+      << error_;
+  ASSERT_EQ(routes_.size(), 1u);
+  EXPECT_EQ(routes_[0].kind, FileRoute::Kind::websocket);
+  EXPECT_EQ(routes_[0].path, "/chat");
+}
+
+TEST_F(WsRoutesFileTest, AWebSocketEchoTakesNoOtherMethodNorAnythingOfAnHttpAnswer) {
+  for (const char* route :
+       {R"({"method": "POST", "path": "/c", "echo": "websocket"})",
+        R"({"method": "GET", "path": "/c", "echo": "websocket", "status": 201})",
+        R"({"method": "GET", "path": "/c", "echo": "websocket", "delay": "1ms"})",
+        R"({"method": "GET", "path": "/c", "echo": "websocket", "shape": "size=1"})",
+        R"({"method": "GET", "path": "/c", "echo": "websocket",
+                                "headers": [["X-A", "1"]]})"}) {
+    EXPECT_FALSE(load(std::string(R"({"routes": [)") + route + "]}")) << route;
+    EXPECT_NE(error_.find("a WebSocket echo is a GET"), std::string::npos) << error_;
+  }
+  EXPECT_FALSE(load(R"({"routes": [{"method": "GET", "path": "/c", "echo": "sse"}]})"));
+  EXPECT_NE(error_.find("\"echo\" must be \"json\" or \"websocket\""), std::string::npos) << error_;
+}
+
+}  // namespace
+}  // namespace hello
