@@ -144,6 +144,15 @@ TEST_F(WsHeartTest, ReservedOpcodesAreAProtocolError) {
     heart_.upgraded(u, out);
     expect_close(feed(client_frame(op, "x")), kWsProtocolError);
   }
+  // A reserved control opcode is no close, even with a close's payload.
+  for (uint8_t op : {0xB, 0xF}) {
+    heart_.reset();
+    Upgrade u;
+    u.ws_key = "dGhlIHNhbXBsZSBub25jZQ==";
+    std::string out;
+    heart_.upgraded(u, out);
+    expect_close(feed(client_frame(op, close_payload(1000))), kWsProtocolError);
+  }
 }
 
 TEST_F(WsHeartTest, APingIsAnsweredWithItsPayload) {

@@ -80,10 +80,12 @@ TEST_F(WsPingTest, APingGoesOutEveryIntervalAndItsPongKeepsTheConnection) {
 }
 
 TEST_F(WsPingTest, NoPongWithinTheTimeoutIs1011) {
-  ASSERT_EQ(resume_at(20).size(), 1u);
+  std::vector<WsFrame> ping = resume_at(20);
+  ASSERT_EQ(ping.size(), 1u);
   std::string out;
-  std::string other = client_frame(0xA, "nope");
-  heart_.feed(other.data(), other.size(), out);  // a pong, but not to our ping
+  // Pongs, but not to our ping: another payload, and ours with a byte more.
+  std::string other = client_frame(0xA, "nope") + client_frame(0xA, ping[0].payload + "x");
+  heart_.feed(other.data(), other.size(), out);
   std::vector<WsFrame> frames = resume_at(40);
   ASSERT_EQ(frames.size(), 1u);
   EXPECT_EQ(frames[0].code(), kWsInternalError);
