@@ -12,6 +12,7 @@ void Session::reset() {
   start(settings(shape_requests_));
   state_ = State::idle;
   upgrading_ = false;
+  upgrade_ = {};
 }
 
 Fed Session::feed(const char* data, size_t len, std::string& out) {

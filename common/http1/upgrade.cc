@@ -118,6 +118,8 @@ bool decode_base64url(std::string_view in, std::string& out) {
   if (found != 1 || !decode_base64url(value, upgrade_settings_) ||
       upgrade_settings_.size() % 6 != 0)
     return false;
+  upgrade_ = {};  // a pooled session may have switched to a WebSocket before
+  upgrade_.to = Upgrade::To::h2c;
   upgrade_.settings = upgrade_settings_;
   upgrade_.method = parser().method;
   upgrade_.path = path();

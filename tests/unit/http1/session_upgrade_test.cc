@@ -122,3 +122,40 @@ TEST_F(SessionUpgradeTest, WithoutH2cTheUpgradeIsIgnored) {
 
 }  // namespace
 }  // namespace hello
+
+namespace hello {
+namespace {
+
+// A session that switched one connection to a WebSocket and is lent to
+// another that asks for h2c switches that one to HTTP/2 (a pooled
+// session's last Upgrade is never carried over).
+constexpr Persona kWsPersona = [] {
+  Persona p = test::kTestPersona;
+  p.websocket.path = "/ws";
+  p.websocket.switching = "HTTP/1.1 101 \r\nSec-WebSocket-Accept: {accept}\r\n{extensions}\r\n";
+  return p;
+}();
+
+TEST(SessionUpgradeReuse, AnH2cUpgradeAfterAWebSocketOneIsH2c) {
+  ResponseTable table(kWsPersona, {});
+  WorkerStats stats;
+  Accounting sink(stats);
+  Session session(table, sink);
+  session.allow_h2c(true);
+  session.reset();
+  std::string out;
+  std::string ws =
+      "GET /ws HTTP/1.1\r\nHost: t\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+  Fed fed = session.feed(ws.data(), ws.size(), out);
+  ASSERT_TRUE(fed.upgrade);
+  ASSERT_EQ(session.upgrade()->to, Upgrade::To::websocket);
+  session.reset();
+  fed = session.feed(kUpgrade.data(), kUpgrade.size(), out);
+  ASSERT_TRUE(fed.upgrade);
+  EXPECT_EQ(session.upgrade()->to, Upgrade::To::h2c);
+  EXPECT_TRUE(session.upgrade()->ws_key.empty());
+}
+
+}  // namespace
+}  // namespace hello
