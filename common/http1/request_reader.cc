@@ -179,8 +179,13 @@ HELLO_CALLBACK int RequestReader::on_header_field(const char* at, size_t len) {
       memcpy(field_, at, 8);  // one load; the bytes past the name are masked off
     else
       for (size_t i = 0; i < len; ++i) field_[r.field_length + i] = at[i];
-  } else if (watch_ws_) [[unlikely]] {
-    keep_ws_name(at, len);  // perhaps Sec-WebSocket-Key and its kin
+  } else if (watch_ws_ && (r.field_length == 0              ? (at[0] | 0x20) == 's'
+                           : r.field_length <= kFieldPrefix ? (field_[0] | 0x20) == 's'
+                                                            : r.ws_name != 0)) [[unlikely]] {
+    // A long name beginning with 's' (its first byte in this span, or in
+    // field_ from a short first span, or kept already): perhaps
+    // Sec-WebSocket-Key and its kin. Any other name costs this test alone.
+    keep_ws_name(at, len);
   }
   r.field_length = end;
   return 0;
@@ -228,8 +233,9 @@ HELLO_CALLBACK int RequestReader::on_header_field_complete() {
     r.ws_upgrade_seen = true;
     // A second Upgrade line adds to the first (RFC 9110 section 5.3).
     if (watch_ws_ && r.ws_length[kWsUpgrade] > 0) keep_ws_value(kWsUpgrade, ",", 1);
-  } else if (watch_ws_ && r.field_length > kFieldPrefix && !r.in_trailers) [[unlikely]] {
-    r.header = ws_header_named();
+  } else if (watch_ws_ && r.ws_name != 0) [[unlikely]] {
+    r.header = r.in_trailers ? Request::Header::other : ws_header_named();
+    r.ws_name = 0;  // the next name starts again
   }
   r.field_length = 0;
   return 0;

@@ -38,8 +38,13 @@ WsDeflate::Inflated WsDeflate::inflate(std::string_view in, size_t limit, std::s
                                   : const_cast<Bytef*>(kTail);
     inflater_.avail_in = static_cast<uInt>(part == 0 ? in.size() : sizeof kTail);
     for (;;) {
+      // Room in what `out` holds already (no allocation once warm), grown
+      // by doubling when it runs out; a few times the input at a time, so
+      // a small message zero-fills little.
       size_t at = out.size();
-      size_t room = std::min(kStep, limit + 1 - at);
+      size_t want = std::max<size_t>(256, 4 * size_t{inflater_.avail_in});
+      if (out.capacity() == at) out.reserve(std::max(2 * out.capacity(), at + want));
+      size_t room = std::min({out.capacity() - at, limit + 1 - at, want, kStep});
       out.resize(at + room);
       inflater_.next_out = reinterpret_cast<Bytef*>(out.data() + at);
       inflater_.avail_out = static_cast<uInt>(room);
@@ -70,19 +75,20 @@ void WsDeflate::deflate(std::string_view in, std::string& out) {
   // does: the flush then always ends the output with an empty stored block
   // on a byte boundary, whose LEN and NLEN (00 00 FF FF) section 7.2.1
   // takes off. (Two flushes in a row would give nothing the second time,
-  // and an empty message must still carry its block's first byte.)
+  // and an empty message must still carry its block's first byte.) The
+  // room is the bound of the whole message and its flush, so zlib never
+  // runs out of it: output cut by a full buffer during the flush would
+  // differ from Python's (extra empty blocks).
+  size_t room = deflateBound(&deflater_, in.size()) + 64;
+  out.resize(start + room);
+  deflater_.next_out = reinterpret_cast<Bytef*>(out.data() + start);
+  deflater_.avail_out = static_cast<uInt>(room);
   for (int flush : {Z_NO_FLUSH, Z_SYNC_FLUSH}) {
-    do {
-      size_t at = out.size();
-      size_t room = deflateBound(&deflater_, deflater_.avail_in) + 16;
-      out.resize(at + room);
-      deflater_.next_out = reinterpret_cast<Bytef*>(out.data() + at);
-      deflater_.avail_out = static_cast<uInt>(room);
-      int rc = ::deflate(&deflater_, flush);
-      HELLO_CHECK(rc == Z_OK || rc == Z_BUF_ERROR);
-      out.resize(at + room - deflater_.avail_out);
-    } while (deflater_.avail_out == 0 || deflater_.avail_in > 0);
+    int rc = ::deflate(&deflater_, flush);
+    HELLO_CHECK(rc == Z_OK || rc == Z_BUF_ERROR);
   }
+  HELLO_CHECK(deflater_.avail_in == 0 && deflater_.avail_out > 0);
+  out.resize(out.size() - deflater_.avail_out);
   HELLO_CHECK(out.size() >= start + sizeof kTail &&
               memcmp(out.data() + out.size() - sizeof kTail, kTail, sizeof kTail) == 0);
   out.resize(out.size() - sizeof kTail);

@@ -76,7 +76,10 @@ Fed WsHeart::upgraded(const Upgrade& u, std::string& out) {
   ws_accept(u.ws_key, accept);
   // With permessage-deflate the streams are made now and kept: context
   // takeover needs each direction's window from message to message.
-  if (u.ws_deflate) deflate_ = std::make_unique<WsDeflate>();
+  if (u.ws_deflate) {
+    deflate_ = std::make_unique<WsDeflate>();
+    if (!deflate_->ready()) deflate_.reset();  // zlib had no memory: declined
+  }
   if (u.ws_shape != nullptr && dice_ != nullptr) {
     shaping_ = std::make_unique<WsShaping>();
     shaping_->shape = *u.ws_shape;
@@ -89,7 +92,7 @@ Fed WsHeart::upgraded(const Upgrade& u, std::string& out) {
     clock_gettime(CLOCK_MONOTONIC, &t);
     began_ns_ = static_cast<uint64_t>(t.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(t.tv_nsec);
   }
-  table_.append_switching(out, {accept, sizeof accept}, u.ws_deflate);
+  table_.append_switching(out, {accept, sizeof accept}, deflate_ != nullptr);
   state_ = State::open;
   upgraded_ = true;
   sink_.ws_upgraded();
@@ -164,10 +167,13 @@ bool WsHeart::partial() const {
 uint64_t WsHeart::wake_after(uint64_t now) const {
   uint64_t at = Fed::kNever;
   if (partial()) at = stalled_since_us_ + kStallUs;
-  if (pong_due_us_ != 0)
+  // Pings only while open: after our close nothing more is sent.
+  if (state_ != State::open) {
+  } else if (pong_due_us_ != 0) {
     at = std::min(at, pong_due_us_);
-  else if (next_ping_us_ != 0)
+  } else if (next_ping_us_ != 0) {
     at = std::min(at, next_ping_us_);
+  }
   if (shaping_ != nullptr && !shaping_->due.empty()) at = std::min(at, shaping_->due.front().first);
   return at == Fed::kNever ? at : at > now ? at - now : 0;
 }
@@ -328,10 +334,8 @@ bool WsHeart::end_frame(std::string& out) {
     answer(out, message_opcode_, message_.data(), message_.size());
   }
   message_opcode_ = 0;
-  if (message_.capacity() > kKeptMessage)
-    std::string().swap(message_);
-  else
-    message_.clear();
+  message_.clear();
+  trim();
   return true;
 }
 
@@ -373,6 +377,8 @@ bool WsHeart::end_control(std::string& out) {
 
 bool WsHeart::end_compressed(std::string& out) {
   const WebSocketPersona& ws = table_.persona();
+  // RFC 7692 section 7.2.3.6: even an empty message compresses to a byte.
+  if (message_.empty()) return fail(out, kWsInvalidData, "invalid compressed data");
   switch (deflate_->inflate(message_, ws.max_message, scratch_)) {
     case WsDeflate::Inflated::corrupt:
       return fail(out, kWsInvalidData, "invalid compressed data");
@@ -392,8 +398,15 @@ bool WsHeart::end_compressed(std::string& out) {
   }
   message_opcode_ = 0;
   compressed_ = false;
-  if (message_.capacity() > kKeptMessage) std::string().swap(message_);
+  trim();
   return true;
+}
+
+// A message gathered in pieces, inflated or compressed keeps its buffers
+// up to kKeptMessage between messages; larger ones are freed.
+void WsHeart::trim() {
+  if (message_.capacity() > kKeptMessage) std::string().swap(message_);
+  if (scratch_.capacity() > kKeptMessage) std::string().swap(scratch_);
 }
 
 void WsHeart::answer(std::string& out, uint8_t opcode, const char* data, uint64_t length) {

@@ -82,6 +82,7 @@ class WsHeart final : public Heart {
   void answer(std::string& out, uint8_t opcode, const char* data, uint64_t length);
   // A compressed message has ended: inflated, checked and echoed.
   bool end_compressed(std::string& out);
+  void trim();
   // Sends a close frame with `code` and `reason`; state closed.
   bool fail(std::string& out, uint16_t code, std::string_view reason = {});
   void send_close(std::string& out, uint16_t code, std::string_view reason);
