@@ -114,8 +114,9 @@ namespace {
 // in order; `size` answers each message with that many pattern bytes.
 constexpr WebSocketPersona kQuiet{
     .path = "/ws",
-    .switching = "HTTP/1.1 101 Switching Protocols\r\nSec-WebSocket-Accept: {accept}\r\n"
-                 "{extensions}\r\n",
+    .switching =
+        "HTTP/1.1 101 Switching Protocols\r\nSec-WebSocket-Accept: {accept}\r\n"
+        "{extensions}\r\n",
 };
 
 class WsShapeTest : public ::testing::Test {
@@ -188,6 +189,22 @@ TEST_F(WsShapeTest, SizeAnswersWithThatManyPatternBytes) {
   EXPECT_EQ(frames[0].payload.substr(0, 10), "0123456789");
   EXPECT_EQ(stats_.ws_bytes_out.get(), 70000u);
   EXPECT_EQ(stats_.ws_bytes_in.get(), 1u);
+}
+
+}  // namespace
+}  // namespace hello
+
+namespace hello {
+namespace {
+
+// After our close (a graceful stop) no ping is due, so nothing wakes the
+// heart for one: a draining connection never spins on its timer.
+TEST_F(WsPingTest, AfterGoodbyeNoPingIsDueAndNothingWakes) {
+  std::string out;
+  heart_.goodbye(out);
+  EXPECT_TRUE(resume_at(21).empty());
+  EXPECT_EQ(fed_.wake_us, Fed::kNever);
+  EXPECT_EQ(fed_.next, Fed::Next::read) << "waiting for the client's close";
 }
 
 }  // namespace
