@@ -427,7 +427,12 @@ void WsHeart::answer(std::string& out, uint8_t opcode, const char* data, uint64_
       length = sized.size();
     }
     if (d.delay_us > 0 || !shaping_->due.empty()) {
-      // Delayed, or behind one that is: framed now, sent when due.
+      // Delayed, or behind one that is: framed now, sent when due. The
+      // heart reads on while echoes wait, so what waits is bounded.
+      if (shaping_->waiting.size() + length > WsShaping::kMaxWaiting) {
+        fail(out, kWsPolicy, "too many echoes waiting");
+        return;
+      }
       echo(shaping_->waiting, opcode, data, length);
       uint64_t due = std::max(clock_() + d.delay_us, shaping_->last_due_us);
       shaping_->last_due_us = due;

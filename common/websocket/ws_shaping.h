@@ -15,6 +15,10 @@
 namespace hello {
 
 struct WsShaping {
+  // Echoes waiting for their delay may hold this much; past it the
+  // connection ends with 1008 (the heart reads on while they wait).
+  static constexpr size_t kMaxWaiting = 16 << 20;
+
   Shape shape;
   // Echoes waiting for their delay, framed, in the order they go out, and
   // for each when it is due and where its bytes end in `waiting`. An echo
