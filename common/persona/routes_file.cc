@@ -314,9 +314,21 @@ class Loader {
       return fail(
           where,
           fmt::format("routes[{}] needs exactly one of \"body\", \"json\" and \"echo\"", index));
-    if (route.kind == FileRoute::Kind::websocket &&
-        (route.method != HTTP_GET || has("status") || has("headers") || has("delay") ||
-         has("shape")))
+    bool http_only = has("status") || has("headers") || has("delay") || has("shape");
+    if (!check_echo(route, http_only, where, index)) return false;
+    // A Content-Type of the file's own is among the headers, in its place.
+    bool own_type = std::any_of(route.headers.begin(), route.headers.end(), [](const auto& h) {
+      return equals_nocase(h.first, "content-type");
+    });
+    if (!own_type)
+      route.content_type = route.kind == FileRoute::Kind::body ? default_type_ : "application/json";
+    return true;
+  }
+
+  // An echo's method: a JSON echo takes a body; a WebSocket echo is a GET
+  // with nothing of an HTTP answer (`http_only`: status, headers, delay, shape).
+  bool check_echo(const FileRoute& route, bool http_only, const char* where, size_t index) {
+    if (route.kind == FileRoute::Kind::websocket && (route.method != HTTP_GET || http_only))
       return fail(where, fmt::format("routes[{}]: a WebSocket echo is a GET with no status, "
                                      "headers, delay or shape",
                                      index));
@@ -324,12 +336,6 @@ class Loader {
         route.method != HTTP_PUT && route.method != HTTP_PATCH)
       return fail(where,
                   fmt::format("routes[{}]: an echo route takes a body: POST, PUT or PATCH", index));
-    // A Content-Type of the file's own is among the headers, in its place.
-    bool own_type = std::any_of(route.headers.begin(), route.headers.end(), [](const auto& h) {
-      return equals_nocase(h.first, "content-type");
-    });
-    if (!own_type)
-      route.content_type = route.kind == FileRoute::Kind::body ? default_type_ : "application/json";
     return true;
   }
 
