@@ -25,6 +25,25 @@ constexpr bool equals_nocase(std::string_view a, std::string_view b) {
   return true;
 }
 
+// `v` without the blanks (SP, HTAB) around it: a field value or a list
+// element without its OWS (RFC 9110 sections 5.5 and 5.6.1).
+constexpr std::string_view trim_ows(std::string_view v) {
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+  return v;
+}
+
+// Whether the comma-separated list `list` holds `token`, compared without
+// case (RFC 9110 section 5.6.1: Upgrade, Connection and their kin).
+constexpr bool list_has_token(std::string_view list, std::string_view token) {
+  while (true) {
+    size_t comma = list.find(',');
+    if (equals_nocase(trim_ows(list.substr(0, comma)), token)) return true;
+    if (comma == std::string_view::npos) return false;
+    list.remove_prefix(comma + 1);
+  }
+}
+
 // RFC 9110 section 5.6.2: tchar, a byte of a token.
 constexpr bool is_tchar(char c) {
   if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return true;

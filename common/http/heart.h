@@ -46,8 +46,9 @@ struct Upgrade {
   int method = 0;             // llhttp's number
   std::string_view path;      // without the query
   std::string_view shape;     // the request's shaping text (--shape), or empty
-  // A WebSocket: its Sec-WebSocket-Key (checked), whether permessage-deflate
-  // was agreed, and the request target for the log.
+  // A WebSocket (method, path and shape above are HTTP/2's): its
+  // Sec-WebSocket-Key (checked), whether permessage-deflate was agreed,
+  // and the request target for the log.
   std::string_view ws_key;
   bool ws_deflate = false;
   // With --shape, the upgrade's own shaping parameters (delay and size

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <string_view>
 
+#include "http/field_syntax.h"
 #include "http1/session.h"
 #include "persona/json_echo.h"
 
@@ -51,16 +52,10 @@ HELLO_CALLBACK int Session::on_message_complete(std::string& out) {
     int rc = answer_websocket(out);
     if (rc != kAnswerAsUsual) return rc;
   }
-  const ConnectionPolicy& policy = table_.policy();
   const llhttp_t& p = parser();
   bool http11 = p.http_minor == 1;
   int method = p.method;
-  // After CONNECT the client would speak a tunnel protocol: answer and close.
-  // llhttp_should_keep_alive() for a request, without its two calls.
-  bool client_keeps =
-      http11 ? !(p.flags & F_CONNECTION_CLOSE) : (p.flags & F_CONNECTION_KEEP_ALIVE) != 0;
-  bool keep_alive = client_keeps && !policy.always_close && (http11 || policy.keep_alive_http10) &&
-                    method != HTTP_CONNECT;
+  bool keep_alive = keeps_alive();
   Variant v = variant_of(http11, keep_alive);
   bool head = method == HTTP_HEAD;
   // Answers that wait or are shaped: one test when the table has neither.
@@ -233,46 +228,36 @@ void Session::fail(std::string& out, int status, bool malformed) {
 // WebSocket heart sends the 101, or is refused as its framework refuses it.
 [[gnu::noinline]] int Session::answer_websocket(std::string& out) {
   const WsTable& ws = *table_.websocket();
-  WsVerdict verdict = judge_ws_handshake(ws.persona(), ws_fields());
-  const llhttp_t& p = parser();
+  WsHandshakeFields fields = ws_fields();
+  WsVerdict verdict = judge_ws_handshake(ws.persona(), fields);
+  bool keep_alive = keeps_alive();
+  Variant v = variant_of(parser().http_minor == 1, keep_alive);
   bool shaped = false;
   if (verdict.upgrade && shape_requests_ && (request_.shape.length > 0 || request_.shape.overflow))
       [[unlikely]] {
     // The upgrade's shaping parameters shape its messages; wrong ones get
     // the 400 any request gets for them.
-    const llhttp_t& q = parser();
-    Variant v = variant_of(q.http_minor == 1, true);
     if (!parse_ws_shape(table_, shape_text(), request_.shape.length, request_.shape.overflow,
                         shape_, answer_)) {
       answer_with(out, table_.bad_request(v), answer_.reason(), false,
                   Answered::Shaping::bad_parameters);
-      return after_answer(!(q.flags & F_CONNECTION_CLOSE));
+      return after_answer(keep_alive);
     }
     shaped = shape_.any();
   }
   if (verdict.upgrade) {
+    // What the WebSocket heart needs: the key for its 101, the extension,
+    // the shape of its echoes, the target for its log line.
     upgrade_ = {};
-    if (shaped) upgrade_.ws_shape = &shape_;
     upgrade_.to = Upgrade::To::websocket;
-    std::string_view key = ws_fields().key;
-    while (!key.empty() && (key.front() == ' ' || key.front() == '\t')) key.remove_prefix(1);
-    upgrade_.ws_key = key;
+    upgrade_.ws_key = trim_ows(fields.key);
     upgrade_.ws_deflate = verdict.deflate;
-    upgrade_.method = p.method;
-    upgrade_.path = path();
+    if (shaped) upgrade_.ws_shape = &shape_;
     upgrade_.target = keeps_target() ? logged_target() : std::string_view();
-    upgrade_.shape = shape_requests_ ? std::string_view(shape_text(), request_.shape.length)
-                                     : std::string_view();
     upgrading_ = true;
     enter(State::closed);
     return HPE_PAUSED;
   }
-  const ConnectionPolicy& policy = table_.policy();
-  bool http11 = p.http_minor == 1;
-  bool client_keeps =
-      http11 ? !(p.flags & F_CONNECTION_CLOSE) : (p.flags & F_CONNECTION_KEEP_ALIVE) != 0;
-  bool keep_alive = client_keeps && !policy.always_close && (http11 || policy.keep_alive_http10);
-  Variant v = variant_of(http11, keep_alive);
   const WsRefusal& refusal = ws.persona().refusals[static_cast<int>(verdict.refusal)];
   if (const WsPrepared* raw = ws.refusal(verdict.refusal)) {
     out.append(raw->bytes);

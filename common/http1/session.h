@@ -80,6 +80,19 @@ class Session final : public Heart, private RequestReader {
   int complete_routed(std::string& out, Variant v, bool head, bool keep_alive);
   // Parsing stops here: the answer waits `delay_us`.
   int defer(uint64_t delay_us, Variant v, bool head, bool keep_alive, bool shaped);
+  // Whether the connection stays open after the complete request: the
+  // client's wish by its version and Connection header, the persona's
+  // policy, and never after CONNECT (the client would speak a tunnel
+  // protocol). llhttp_should_keep_alive() for a request, without its calls.
+  bool keeps_alive() const {
+    const llhttp_t& p = parser();
+    const ConnectionPolicy& policy = table_.policy();
+    bool http11 = p.http_minor == 1;
+    bool client_keeps =
+        http11 ? !(p.flags & F_CONNECTION_CLOSE) : (p.flags & F_CONNECTION_KEEP_ALIVE) != 0;
+    return client_keeps && !policy.always_close && (http11 || policy.keep_alive_http10) &&
+           p.method != HTTP_CONNECT;
+  }
   // Enters idle or closed after an answer; the value for llhttp.
   int after_answer(bool keep_alive);
   // Moves what the last answer left to the connection into `fed`.

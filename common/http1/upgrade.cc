@@ -22,23 +22,11 @@ namespace hello {
 [[gnu::noinline]] void RequestReader::note_upgrade(const char* at, size_t len) {
   const FeedContext& feed = context();
   if (at + len == feed.end) return;  // it may go on in the next read: no upgrade
-  std::string_view v(at, len);
-  while (!v.empty()) {
-    size_t comma = v.find(',');
-    std::string_view token = v.substr(0, comma);
-    while (!token.empty() && (token.front() == ' ' || token.front() == '\t'))
-      token.remove_prefix(1);
-    while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
-    if (equals_nocase(token, "h2c")) {
-      request_.h2c = true;
-      upgrade_at_ = at;
-      upgrade_feed_begin_ = feed.begin;
-      upgrade_feed_end_ = feed.end;
-      return;
-    }
-    if (comma == std::string_view::npos) break;
-    v.remove_prefix(comma + 1);
-  }
+  if (!list_has_token({at, len}, "h2c")) return;
+  request_.h2c = true;
+  upgrade_at_ = at;
+  upgrade_feed_begin_ = feed.begin;
+  upgrade_feed_end_ = feed.end;
 }
 
 std::string_view RequestReader::upgrade_head() const {
@@ -110,10 +98,7 @@ bool decode_base64url(std::string_view in, std::string& out) {
     if (colon == std::string_view::npos || !equals_nocase(line.substr(0, colon), "http2-settings"))
       continue;
     ++found;
-    value = line.substr(colon + 1);
-    while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
-      value.remove_prefix(1);
-    while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
+    value = trim_ows(line.substr(colon + 1));
   }
   if (found != 1 || !decode_base64url(value, upgrade_settings_) ||
       upgrade_settings_.size() % 6 != 0)

@@ -11,12 +11,6 @@ namespace hello {
 
 namespace {
 
-std::string_view trim(std::string_view v) {
-  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
-  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
-  return v;
-}
-
 bool base64_digit(char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
          c == '/';
@@ -45,11 +39,11 @@ uint8_t version_bit(std::string_view v) {
 bool deflate_offered(std::string_view extensions) {
   while (!extensions.empty()) {
     size_t comma = extensions.find(',');
-    std::string_view offer = trim(extensions.substr(0, comma));
+    std::string_view offer = trim_ows(extensions.substr(0, comma));
     size_t semi = offer.find(';');
-    if (equals_nocase(trim(offer.substr(0, semi)), "permessage-deflate")) {
+    if (equals_nocase(trim_ows(offer.substr(0, semi)), "permessage-deflate")) {
       if (semi == std::string_view::npos) return true;
-      std::string_view params = trim(offer.substr(semi + 1));
+      std::string_view params = trim_ows(offer.substr(semi + 1));
       return equals_nocase(params, "client_max_window_bits");
     }
     if (comma == std::string_view::npos) break;
@@ -60,19 +54,10 @@ bool deflate_offered(std::string_view extensions) {
 
 }  // namespace
 
-bool ws_list_has(std::string_view list, std::string_view token) {
-  while (true) {
-    size_t comma = list.find(',');
-    if (equals_nocase(trim(list.substr(0, comma)), token)) return true;
-    if (comma == std::string_view::npos) return false;
-    list.remove_prefix(comma + 1);
-  }
-}
-
 WsVerdict judge_ws_handshake(const WebSocketPersona& ws, const WsHandshakeFields& f) {
   WsVerdict v;
   if (!f.upgrade_seen || !f.http11) return v;  // plain
-  if (!ws_list_has(f.upgrade, "websocket")) {
+  if (!list_has_token(f.upgrade, "websocket")) {
     v.refusal = WsRefusalKind::not_websocket;
     return v;
   }
@@ -80,11 +65,11 @@ WsVerdict judge_ws_handshake(const WebSocketPersona& ws, const WsHandshakeFields
     v.refusal = WsRefusalKind::no_connection;
     return v;
   }
-  if (f.versions != 1 || (version_bit(trim(f.version)) & ws.versions) == 0) {
+  if (f.versions != 1 || (version_bit(trim_ows(f.version)) & ws.versions) == 0) {
     v.refusal = WsRefusalKind::bad_version;
     return v;
   }
-  if (f.keys != 1 || !key_valid(trim(f.key))) {
+  if (f.keys != 1 || !key_valid(trim_ows(f.key))) {
     v.refusal = WsRefusalKind::bad_key;
     return v;
   }

@@ -32,9 +32,6 @@ struct WsVerdict {
 
 WsVerdict judge_ws_handshake(const WebSocketPersona& ws, const WsHandshakeFields& f);
 
-// Whether a comma-separated list holds `token`, compared without case.
-bool ws_list_has(std::string_view list, std::string_view token);
-
 // The 28 bytes of Sec-WebSocket-Accept for `key` (section 4.2.2: base64 of
 // the SHA-1 of the key and the GUID) into `out`.
 void ws_accept(std::string_view key, char out[28]);

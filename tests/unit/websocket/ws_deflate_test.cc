@@ -9,6 +9,7 @@
 
 #include "websocket/ws_heart.h"
 #include "ws_frames.h"
+#include "ws_test_support.h"
 
 namespace hello {
 namespace {
@@ -23,26 +24,11 @@ using test::WsFrame;
 namespace hello {
 namespace {
 
-constexpr WebSocketPersona kWs{
-    .path = "/ws",
-    .switching =
-        "HTTP/1.1 101 Switching Protocols\r\nDate: {date}\r\nUpgrade: websocket\r\n"
-        "Connection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n{extensions}\r\n",
-    .max_message = 1000,
-    .too_big_reason = "too big",
-    .going_away = 1001,
-};
-
 // permessage-deflate agreed (RFC 7692): RSV1 marks a compressed message.
 class WsDeflateHeartTest : public ::testing::Test {
  protected:
-  WsDeflateHeartTest() : table_(kWs), heart_(table_, sink_) {
-    Upgrade u;
-    u.to = Upgrade::To::websocket;
-    u.ws_key = "dGhlIHNhbXBsZSBub25jZQ==";
-    u.ws_deflate = true;
-    std::string out;
-    heart_.upgraded(u, out);
+  WsDeflateHeartTest() : table_(test::kTestWs), heart_(table_, sink_) {
+    test::reopen(heart_, true);
   }
   std::vector<WsFrame> feed(const std::string& in) {
     std::string out;
@@ -92,12 +78,7 @@ TEST_F(WsDeflateHeartTest, Rsv1OnAContinuationOrAControlFrameIsAProtocolError) {
   std::vector<WsFrame> frames = feed(client_frame(1, "a", false) + client_frame(0, "b", true, 4));
   ASSERT_FALSE(frames.empty());
   EXPECT_EQ(frames.back().code(), kWsProtocolError);
-  heart_.reset();
-  Upgrade u;
-  u.ws_key = "dGhlIHNhbXBsZSBub25jZQ==";
-  u.ws_deflate = true;
-  std::string out;
-  heart_.upgraded(u, out);
+  test::reopen(heart_, true);
   frames = feed(client_frame(9, "p", true, 4));
   ASSERT_FALSE(frames.empty());
   EXPECT_EQ(frames.back().code(), kWsProtocolError);

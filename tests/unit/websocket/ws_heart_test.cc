@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ws_frames.h"
+#include "ws_test_support.h"
 
 namespace hello {
 namespace {
@@ -19,25 +20,10 @@ using test::close_payload;
 using test::server_frames;
 using test::WsFrame;
 
-constexpr WebSocketPersona kWs{
-    .path = "/ws",
-    .switching =
-        "HTTP/1.1 101 Switching Protocols\r\nDate: {date}\r\nUpgrade: websocket\r\n"
-        "Connection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n{extensions}\r\n",
-    .max_message = 1000,
-    .too_big_reason = "too big",
-    .going_away = 1001,
-};
-
 class WsHeartTest : public ::testing::Test {
  protected:
-  WsHeartTest() : table_(kWs), heart_(table_, sink_) {
-    Upgrade u;
-    u.to = Upgrade::To::websocket;
-    u.ws_key = "dGhlIHNhbXBsZSBub25jZQ==";
-    std::string out;
-    heart_.upgraded(u, out);
-    switching_ = out;
+  WsHeartTest() : table_(test::kTestWs), heart_(table_, sink_) {
+    switching_ = test::reopen(heart_);
   }
   // Feeds `in` whole; the frames the server sent.
   std::vector<WsFrame> feed(const std::string& in) {
@@ -125,32 +111,19 @@ TEST_F(WsHeartTest, AnUnmaskedFrameIsAProtocolError) {
 
 TEST_F(WsHeartTest, ReservedBitsWithoutAnExtensionAreAProtocolError) {
   for (uint8_t rsv : {1, 2, 4}) {
-    WsHeartTest::SetUp();
-    heart_.reset();
-    Upgrade u;
-    u.ws_key = "dGhlIHNhbXBsZSBub25jZQ==";
-    std::string out;
-    heart_.upgraded(u, out);
+    test::reopen(heart_);
     expect_close(feed(client_frame(1, "x", true, rsv)), kWsProtocolError);
   }
 }
 
 TEST_F(WsHeartTest, ReservedOpcodesAreAProtocolError) {
   for (uint8_t op : {3, 4, 5, 6, 7, 0xB, 0xC, 0xD, 0xE, 0xF}) {
-    heart_.reset();
-    Upgrade u;
-    u.ws_key = "dGhlIHNhbXBsZSBub25jZQ==";
-    std::string out;
-    heart_.upgraded(u, out);
+    test::reopen(heart_);
     expect_close(feed(client_frame(op, "x")), kWsProtocolError);
   }
   // A reserved control opcode is no close, even with a close's payload.
   for (uint8_t op : {0xB, 0xF}) {
-    heart_.reset();
-    Upgrade u;
-    u.ws_key = "dGhlIHNhbXBsZSBub25jZQ==";
-    std::string out;
-    heart_.upgraded(u, out);
+    test::reopen(heart_);
     expect_close(feed(client_frame(op, close_payload(1000))), kWsProtocolError);
   }
 }
@@ -244,22 +217,14 @@ TEST_F(WsHeartTest, ACloseOfOneByteIsAProtocolError) {
 
 TEST_F(WsHeartTest, CloseCodesTheRfcForbidsAreProtocolErrors) {
   for (uint16_t code : {0, 999, 1004, 1005, 1006, 1015, 1016, 2999, 5000, 65535}) {
-    heart_.reset();
-    Upgrade u;
-    u.ws_key = "dGhlIHNhbXBsZSBub25jZQ==";
-    std::string out;
-    heart_.upgraded(u, out);
+    test::reopen(heart_);
     expect_close(feed(client_frame(8, close_payload(code))), kWsProtocolError);
   }
 }
 
 TEST_F(WsHeartTest, CloseCodesTheRfcAllowsAreEchoed) {
   for (uint16_t code : {1000, 1001, 1002, 1003, 1007, 1011, 1014, 3000, 4999}) {
-    heart_.reset();
-    Upgrade u;
-    u.ws_key = "dGhlIHNhbXBsZSBub25jZQ==";
-    std::string out;
-    heart_.upgraded(u, out);
+    test::reopen(heart_);
     std::vector<WsFrame> frames = feed(client_frame(8, close_payload(code)));
     ASSERT_EQ(frames.size(), 1u);
     EXPECT_EQ(frames[0].code(), code);

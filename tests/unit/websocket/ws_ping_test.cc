@@ -7,6 +7,7 @@
 
 #include "websocket/ws_heart.h"
 #include "ws_frames.h"
+#include "ws_test_support.h"
 
 namespace hello {
 namespace {
@@ -129,11 +130,7 @@ class WsShapeTest : public ::testing::Test {
     text_ = std::move(text);
     ShapeError error;
     ASSERT_TRUE(parse_shape(text_.data(), text_.size(), {}, shape_, error)) << error.view();
-    Upgrade u;
-    u.ws_key = "dGhlIHNhbXBsZSBub25jZQ==";
-    u.ws_shape = &shape_;
-    std::string out;
-    heart_.upgraded(u, out);
+    test::reopen(heart_, false, &shape_);
   }
   std::vector<WsFrame> feed(const std::string& in) {
     std::string out;
