@@ -286,6 +286,19 @@ GO = "/usr/bin/go"
 GO_SOURCE = os.path.join(PEERS, "go_hello")
 
 
+def go_build_result(name, cmd, env, cwd):
+    """Runs a peer's `go build` (as go_build() makes it): the binary (cmd[3],
+    its -o), or the StartError naming `name` with Go's last lines."""
+    try:
+        done = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True)
+    except OSError as e:
+        done = subprocess.CompletedProcess(cmd, 1, "", f"{type(e).__name__}: {e}")
+    if done.returncode:
+        tail = " | ".join(done.stderr.strip().splitlines()[-3:])
+        return StartError(f"{name} did not build: {tail or done.returncode}")
+    return cmd[3]
+
+
 def go_build(out_dir, go=GO, source=GO_SOURCE):
     """The command, environment and working directory that build go_hello
     into out_dir offline: GOPATH mode (no modules, standard library only),
@@ -318,13 +331,7 @@ class GoHello(Target):
             if not os.access(GO, os.X_OK):
                 cls._built = StartError(f"Go 1.19 net/http did not start: {GO} is not installed")
             else:
-                cmd, env, cwd = go_build(out)
-                done = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True)
-                if done.returncode:
-                    tail = " | ".join(done.stderr.strip().splitlines()[-3:])
-                    cls._built = StartError(f"Go 1.19 net/http did not build: {tail or done.returncode}")
-                else:
-                    cls._built = cmd[3]
+                cls._built = go_build_result("Go 1.19 net/http", *go_build(out))
         if isinstance(cls._built, StartError):
             raise cls._built
         return cls._built

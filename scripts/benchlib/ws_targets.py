@@ -93,17 +93,8 @@ class Gorilla(targets.Target):
                                         "(golang-github-gorilla-websocket-dev)")
             else:
                 out = os.path.join(cache, "gorilla")
-                cmd, env, cwd = gorilla_build(out)
-                try:
-                    os.makedirs(out, exist_ok=True)
-                    done = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True)
-                except OSError as e:
-                    done = subprocess.CompletedProcess(cmd, 1, "", f"{type(e).__name__}: {e}")
-                if done.returncode:
-                    tail = " | ".join(done.stderr.strip().splitlines()[-3:])
-                    cls._built = StartError(f"gorilla/websocket did not build: {tail or done.returncode}")
-                else:
-                    cls._built = cmd[3]
+                os.makedirs(out, exist_ok=True)
+                cls._built = targets.go_build_result("gorilla/websocket", *gorilla_build(out))
         if isinstance(cls._built, StartError):
             raise cls._built
         return cls._built
